@@ -1,0 +1,27 @@
+SHELL := /bin/bash
+# Countersign: `make run` and `make test` do all set-up on a fresh Debian machine.
+SWIFT ?= swift
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: run test build release deps clean
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	$(SWIFT) build --product countersign
+
+release: deps
+	$(SWIFT) build -c release --product countersign
+
+run: build
+	$(SWIFT) run countersign serve --host $(HOST) --port $(PORT)
+
+# The Swift Testing summary stays the last line printed (CI reads it).
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+clean:
+	rm -rf .build

@@ -1,0 +1,69 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "countersign",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "countersign", targets: ["PostbackServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "JWS", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "Postback", dependencies: ["JWS"], swiftSettings: strict),
+        .target(name: "PostbackMint", dependencies: ["JWS", "Postback"], swiftSettings: strict),
+        .target(name: "ConversionSchema", dependencies: ["Postback"], swiftSettings: strict),
+        .target(
+            name: "Store",
+            dependencies: [
+                "Postback",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "PostbackServer",
+            dependencies: [
+                "JWS", "Postback", "PostbackMint", "Store",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint"], swiftSettings: strict),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "PostbackServer", "PostbackMint", "Store", "JWS",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,396 @@
+/// A parsed JSON value that keeps numbers as their literal text and object members in order.
+///
+/// Postbacks are small flat objects parsed on every request; this parser works on bytes, keeps
+/// unknown members so nothing Apple adds is lost, and refuses duplicate keys and nesting deeper
+/// than ``JSONParser/maximumDepth`` so a hostile body cannot make two readers see different values.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// A number, kept as its exact literal so integers round-trip without floating point.
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// The value as a 64-bit integer when it is an integer literal in range.
+    public var int64: Int64? {
+        guard case .number(let literal) = self, !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else { return nil }
+        return Int64(literal)
+    }
+
+    /// The string, when this is a string.
+    public var string: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The Boolean, when this is `true` or `false`.
+    public var bool: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    /// The object, when this is an object.
+    public var object: JSONObject? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// A short name of the JSON type, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// Compact JSON text for this value; object members keep their order.
+    public var serialized: String {
+        var output = ""
+        write(into: &output, indent: nil)
+        return output
+    }
+
+    /// Indented JSON text (two spaces), for people.
+    public var prettyPrinted: String {
+        var output = ""
+        write(into: &output, indent: "")
+        return output
+    }
+
+    private func write(into output: inout String, indent: String?) {
+        let inner = indent.map { $0 + "  " }
+        let newline = indent == nil ? "" : "\n"
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .number(let literal): output += literal
+        case .string(let value): JSONValue.writeString(value, into: &output)
+        case .array(let values):
+            if values.isEmpty { output += "[]"; return }
+            output += "[" + newline
+            for (index, value) in values.enumerated() {
+                if index > 0 { output += "," + newline }
+                output += inner ?? ""
+                value.write(into: &output, indent: inner)
+            }
+            output += newline + (indent ?? "") + "]"
+        case .object(let object):
+            if object.members.isEmpty { output += "{}"; return }
+            output += "{" + newline
+            for (index, member) in object.members.enumerated() {
+                if index > 0 { output += "," + newline }
+                output += inner ?? ""
+                JSONValue.writeString(member.key, into: &output)
+                output += indent == nil ? ":" : ": "
+                member.value.write(into: &output, indent: inner)
+            }
+            output += newline + (indent ?? "") + "}"
+        }
+    }
+
+    /// Appends `value` as a JSON string literal.
+    public static func writeString(_ value: String, into output: inout String) {
+        output += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}
+
+/// One member of a JSON object.
+public struct JSONMember: Sendable, Equatable {
+    /// The member's name.
+    public var key: String
+    /// The member's value.
+    public var value: JSONValue
+
+    /// Creates a member.
+    public init(key: String, value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A JSON object with its members in document order and unique keys.
+public struct JSONObject: Sendable, Equatable {
+    /// The members in the order they were read or added.
+    public var members: [JSONMember]
+
+    /// Creates an object from members (the caller keeps keys unique).
+    public init(_ members: [JSONMember] = []) {
+        self.members = members
+    }
+
+    /// The value for `key`, if present.
+    public subscript(key: String) -> JSONValue? {
+        for member in members where member.key == key { return member.value }
+        return nil
+    }
+
+    /// Sets or appends `key`.
+    public mutating func set(_ key: String, _ value: JSONValue) {
+        if let index = members.firstIndex(where: { $0.key == key }) {
+            members[index].value = value
+        } else {
+            members.append(JSONMember(key: key, value: value))
+        }
+    }
+}
+
+/// Why a JSON text was refused.
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Byte offset where parsing stopped.
+    public let offset: Int
+    /// What was wrong there.
+    public let message: String
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+/// A strict RFC 8259 parser over UTF-8 bytes.
+public struct JSONParser {
+    /// Deepest nesting accepted; postbacks are flat, so this only bounds hostile input.
+    public static let maximumDepth = 32
+
+    /// Parses a complete JSON text; trailing non-whitespace is an error.
+    public static func parse<C: Collection>(_ bytes: C) throws(JSONSyntaxError) -> JSONValue where C.Element == UInt8 {
+        let result = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONSyntaxError) -> JSONValue in try parseBuffer(UnsafeRawBufferPointer(buffer)) }
+        } ?? Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONSyntaxError) -> JSONValue in try parseBuffer(buffer) }
+        }
+        return try result.get()
+    }
+
+    private static func parseBuffer(_ buffer: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> JSONValue {
+        var parser = Cursor(bytes: buffer)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.offset == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+        return value
+    }
+
+    private struct Cursor {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        func error(_ message: String) -> JSONSyntaxError { JSONSyntaxError(offset: offset, message: message) }
+
+        mutating func skipWhitespace() {
+            while offset < bytes.count {
+                switch bytes[offset] {
+                case 0x20, 0x09, 0x0A, 0x0D: offset += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+            guard offset < bytes.count else { throw error("unexpected end of input") }
+            switch bytes[offset] {
+            case UInt8(ascii: "{"): return .object(try object(depth: depth + 1))
+            case UInt8(ascii: "["): return .array(try array(depth: depth + 1))
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+            default: throw error("unexpected character")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
+            let length = word.utf8CodeUnitCount
+            guard offset + length <= bytes.count else { throw error("unexpected end of input") }
+            for index in 0..<length where bytes[offset + index] != word.utf8Start[index] {
+                throw error("invalid literal")
+            }
+            offset += length
+        }
+
+        mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONObject {
+            guard depth <= JSONParser.maximumDepth else { throw error("nesting too deep") }
+            offset += 1
+            var members: [JSONMember] = []
+            skipWhitespace()
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
+                offset += 1
+                return JSONObject(members)
+            }
+            while true {
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                let key = try string()
+                if members.contains(where: { $0.key == key }) { throw error("duplicate member \"\(key)\"") }
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                offset += 1
+                skipWhitespace()
+                members.append(JSONMember(key: key, value: try value(depth: depth)))
+                skipWhitespace()
+                guard offset < bytes.count else { throw error("unexpected end of input") }
+                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+                if bytes[offset] == UInt8(ascii: "}") { offset += 1; return JSONObject(members) }
+                throw error("expected ',' or '}'")
+            }
+        }
+
+        mutating func array(depth: Int) throws(JSONSyntaxError) -> [JSONValue] {
+            guard depth <= JSONParser.maximumDepth else { throw error("nesting too deep") }
+            offset += 1
+            var values: [JSONValue] = []
+            skipWhitespace()
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
+                offset += 1
+                return values
+            }
+            while true {
+                skipWhitespace()
+                values.append(try value(depth: depth))
+                skipWhitespace()
+                guard offset < bytes.count else { throw error("unexpected end of input") }
+                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+                if bytes[offset] == UInt8(ascii: "]") { offset += 1; return values }
+                throw error("expected ',' or ']'")
+            }
+        }
+
+        mutating func number() throws(JSONSyntaxError) -> String {
+            let start = offset
+            if bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+            guard offset < bytes.count, isDigit(bytes[offset]) else { throw error("invalid number") }
+            if bytes[offset] == UInt8(ascii: "0") {
+                offset += 1
+            } else {
+                while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
+            }
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
+                offset += 1
+                guard offset < bytes.count, isDigit(bytes[offset]) else { throw error("invalid number") }
+                while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
+            }
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+                offset += 1
+                if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+                guard offset < bytes.count, isDigit(bytes[offset]) else { throw error("invalid number") }
+                while offset < bytes.count, isDigit(bytes[offset]) { offset += 1 }
+            }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        }
+
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+        mutating func string() throws(JSONSyntaxError) -> String {
+            offset += 1
+            let start = offset
+            // Fast path: no escapes, the common case for postbacks (Apple's `\/` takes the slow path).
+            while offset < bytes.count {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "\"") {
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+                    offset += 1
+                    return try validatedUTF8(slice)
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                if byte < 0x20 { throw error("control character in string") }
+                offset += 1
+            }
+            var scalars = String.UnicodeScalarView()
+            guard let prefix = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self) else {
+                throw error("invalid UTF-8")
+            }
+            scalars.append(contentsOf: prefix.unicodeScalars)
+            var runStart = offset
+            while offset < bytes.count {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "\"") {
+                    try appendRun(runStart, &scalars)
+                    offset += 1
+                    return String(scalars)
+                }
+                if byte < 0x20 { throw error("control character in string") }
+                if byte != UInt8(ascii: "\\") { offset += 1; continue }
+                try appendRun(runStart, &scalars)
+                offset += 1
+                guard offset < bytes.count else { throw error("unexpected end of input") }
+                let escape = bytes[offset]
+                offset += 1
+                switch escape {
+                case UInt8(ascii: "\""): scalars.append("\"")
+                case UInt8(ascii: "\\"): scalars.append("\\")
+                case UInt8(ascii: "/"): scalars.append("/")
+                case UInt8(ascii: "b"): scalars.append("\u{08}")
+                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "n"): scalars.append("\n")
+                case UInt8(ascii: "r"): scalars.append("\r")
+                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired surrogate")
+                        }
+                        offset += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(code) {
+                        throw error("unpaired surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid escape") }
+                    scalars.append(scalar)
+                default: throw error("invalid escape")
+                }
+                runStart = offset
+            }
+            throw error("unterminated string")
+        }
+
+        mutating func appendRun(_ start: Int, _ scalars: inout String.UnicodeScalarView) throws(JSONSyntaxError) {
+            guard start < offset else { return }
+            let run = try validatedUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+            scalars.append(contentsOf: run.unicodeScalars)
+        }
+
+        func validatedUTF8(_ slice: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> String {
+            guard let value = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
+            return value
+        }
+
+        mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+            guard offset + 4 <= bytes.count else { throw error("unexpected end of input") }
+            var code: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[offset]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw error("invalid \\u escape")
+                }
+                code = code << 4 | UInt32(digit)
+                offset += 1
+            }
+            return code
+        }
+    }
+}

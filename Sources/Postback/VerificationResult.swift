@@ -1,0 +1,195 @@
+import JWS
+
+/// Why a postback is not simply verified: a closed set of stable codes.
+///
+/// The raw values appear in HTTP error bodies, logs, metrics labels and the database; never rename one.
+public enum VerificationReason: String, Sendable, CaseIterable, Codable {
+    // Invalid: the body is not a well-formed postback.
+    /// The body is not a JSON object.
+    case malformedJSON = "malformed_json"
+    /// A JSON object, but neither an AAK nor a SKAN postback.
+    case unknownFormat = "unknown_format"
+    /// An AAK postback at the SKAN route or the reverse.
+    case wrongProtocol = "wrong_protocol"
+    /// `jws-string` is not three non-empty segments.
+    case malformedJWS = "malformed_jws"
+    /// A JWS segment is not strict base64url.
+    case badBase64URL = "bad_base64url"
+    /// A SKAN `attribution-signature` is not strict base64.
+    case badBase64 = "bad_base64"
+    /// The JWS header is not a JSON object with string members.
+    case malformedHeader = "malformed_header"
+    /// The JWS `alg` is not ES256.
+    case unsupportedAlg = "unsupported_alg"
+    /// The JWS header has no `kid`.
+    case missingKid = "missing_kid"
+    /// The JWS header has `crit`.
+    case critHeader = "crit_header"
+    /// The ES256 signature is not exactly 64 bytes.
+    case signatureLength = "signature_length"
+    /// The signature does not verify.
+    case badSignature = "bad_signature"
+    /// A required field is absent.
+    case missingField = "missing_field"
+    /// A field has the wrong JSON type.
+    case wrongType = "wrong_type"
+    /// A field's value is outside its documented range or set.
+    case fieldOutOfRange = "field_out_of_range"
+    /// Fields that exclude each other are both present (fine and coarse value; source-app-id and source-domain).
+    case conflictingFields = "conflicting_fields"
+    // Unverifiable: kept, never counted, re-checkable when keys change.
+    /// No pinned key has this `kid`.
+    case unknownKid = "unknown_kid"
+    /// A SKAdNetwork version whose signed-field order is not known.
+    case unknownVersion = "unknown_version"
+    /// No pinned key verifies this SKAdNetwork version's curve, or the postback carries no signature.
+    case noKey = "no_key"
+    // Refused by policy though the signature is good.
+    /// Signed with a development key while development postbacks are not allowed.
+    case developmentNotAllowed = "development_not_allowed"
+    /// The ad network id is not in the accepted list.
+    case adNetworkNotAccepted = "ad_network_not_accepted"
+
+    /// The outcome a failure of this kind leads to.
+    public var outcome: VerificationOutcome {
+        switch self {
+        case .unknownKid, .unknownVersion, .noKey: .unverifiable
+        case .developmentNotAllowed, .adNetworkNotAccepted: .verified
+        default: .invalid
+        }
+    }
+
+    init(_ failure: JWSFailure) {
+        switch failure {
+        case .malformedJWS: self = .malformedJWS
+        case .badBase64URL: self = .badBase64URL
+        case .malformedHeader: self = .malformedHeader
+        case .unsupportedAlg: self = .unsupportedAlg
+        case .missingKid: self = .missingKid
+        case .critHeader: self = .critHeader
+        case .signatureLength: self = .signatureLength
+        case .unknownKid: self = .unknownKid
+        case .badSignature: self = .badSignature
+        }
+    }
+}
+
+/// The three outcomes of verification.
+public enum VerificationOutcome: String, Sendable, Codable, CaseIterable {
+    /// Apple's signature verifies with a pinned key.
+    case verified
+    /// Well-formed but not checkable now (unknown key or version): kept, not counted.
+    case unverifiable
+    /// Malformed, out of range or badly signed: never counted.
+    case invalid
+}
+
+/// A field-level problem: which rule, which field, and a sentence for people.
+public struct FieldProblem: Error, Sendable, Equatable {
+    /// The rule broken.
+    public let reason: VerificationReason
+    /// The JSON key concerned, if one.
+    public let field: String?
+    /// One line for people.
+    public let message: String
+
+    /// Creates a problem.
+    public init(_ reason: VerificationReason, field: String?, _ message: String) {
+        self.reason = reason
+        self.field = field
+        self.message = message
+    }
+}
+
+/// Which pinned key verified a postback.
+public struct SignerIdentity: Sendable, Equatable {
+    /// The key's id.
+    public let keyID: String
+    /// Production or development.
+    public let environment: KeyEnvironment
+}
+
+/// What verifying one body found. Expected failures are values, not thrown errors.
+public enum VerificationResult: Sendable {
+    /// Apple's signature verifies; the postback is decoded and within range.
+    case verified(Postback, SignerIdentity)
+    /// Decoded, but no pinned key or known field order can check it.
+    case unverifiable(Postback, FieldProblem)
+    /// Rejected; `family` is known when the body was recognisably AAK or SKAN.
+    case invalid(FieldProblem, family: PostbackProtocol?)
+
+    /// The outcome.
+    public var outcome: VerificationOutcome {
+        switch self {
+        case .verified: .verified
+        case .unverifiable: .unverifiable
+        case .invalid: .invalid
+        }
+    }
+
+    /// The postback, when one was decoded.
+    public var postback: Postback? {
+        switch self {
+        case .verified(let postback, _), .unverifiable(let postback, _): postback
+        case .invalid: nil
+        }
+    }
+
+    /// The reason, when not verified.
+    public var problem: FieldProblem? {
+        switch self {
+        case .verified: nil
+        case .unverifiable(_, let problem), .invalid(let problem, _): problem
+        }
+    }
+}
+
+/// What the operator trusts beyond the signature.
+public struct TrustPolicy: Sendable {
+    /// Whether development-key postbacks are accepted (flagged, never counted as production).
+    public var allowDevelopment: Bool
+    /// Ad network ids accepted; empty accepts any.
+    public var acceptedAdNetworks: Set<String>
+
+    /// Creates a policy.
+    public init(allowDevelopment: Bool = false, acceptedAdNetworks: Set<String> = []) {
+        self.allowDevelopment = allowDevelopment
+        self.acceptedAdNetworks = acceptedAdNetworks
+    }
+
+    /// What to do with a verification result.
+    public func decide(_ result: VerificationResult) -> PolicyDecision {
+        switch result {
+        case .invalid(let problem, _):
+            return .refuse(problem)
+        case .unverifiable(let postback, _):
+            if let refusal = networkRefusal(postback) { return .refuse(refusal) }
+            return .keep
+        case .verified(let postback, let signer):
+            if let refusal = networkRefusal(postback) { return .refuse(refusal) }
+            if signer.environment == .development {
+                guard allowDevelopment else {
+                    return .refuse(FieldProblem(.developmentNotAllowed, field: nil,
+                        "signed with development key \(signer.keyID); start with --allow-development to accept it"))
+                }
+                return .accept(countable: false)
+            }
+            return .accept(countable: true)
+        }
+    }
+
+    private func networkRefusal(_ postback: Postback) -> FieldProblem? {
+        guard !acceptedAdNetworks.isEmpty, !acceptedAdNetworks.contains(postback.adNetworkID) else { return nil }
+        return FieldProblem(.adNetworkNotAccepted, field: "ad-network-id", "ad network \(postback.adNetworkID) is not accepted here")
+    }
+}
+
+/// The policy's verdict on one result.
+public enum PolicyDecision: Sendable, Equatable {
+    /// Store it; `countable` is true only for production-verified postbacks.
+    case accept(countable: Bool)
+    /// Store it as unverifiable: kept, not counted, re-checkable.
+    case keep
+    /// Do not store it as a postback.
+    case refuse(FieldProblem)
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+
+/// The `countersign` command line.
+struct Countersign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "countersign",
+        abstract: "Receive, verify, store and report Apple's ad-attribution postbacks.",
+        subcommands: [
+            ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
+            SimulateCommand.self, ReverifyCommand.self,
+        ]
+    )
+}
+
+/// A command failure with its exit code and one line for people.
+struct CLIFailure: Error, CustomStringConvertible {
+    /// The process exit code.
+    let code: Int32
+    /// The message printed on standard error.
+    let message: String
+    var description: String { message }
+
+    /// Exit 1: the command ran and the answer is no.
+    static func rejected(_ message: String) -> CLIFailure { CLIFailure(code: 1, message: message) }
+    /// Exit 2: the command could not run as asked.
+    static func usage(_ message: String) -> CLIFailure { CLIFailure(code: 2, message: message) }
+}
+
+/// Entry point: exit codes are 0 success, 1 a negative answer, 2 a usage error (ArgumentParser's own 64 becomes 2).
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try Countersign.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CLIFailure {
+            if !failure.message.isEmpty { FileHandle.standardError.write(Data(("countersign: " + failure.message + "\n").utf8)) }
+            exit(failure.code)
+        } catch {
+            let code = Countersign.exitCode(for: error)
+            if code == .success || code == .failure && error is ExitCode {
+                Countersign.exit(withError: error)
+            }
+            FileHandle.standardError.write(Data((Countersign.fullMessage(for: error) + "\n").utf8))
+            exit(2)
+        }
+    }
+}
+
+/// Where the pinned keys come from: the key directory plus `--key` additions.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("keys-dir"), help: "Directory of pinned key PEM files (default: $COUNTERSIGN_KEYS_DIR or ./keys).")
+    var keysDirectory: String?
+
+    @Option(name: .customLong("key"), help: ArgumentHelp("Trust an extra production key for this run.", valueName: "KID=PEM_FILE"))
+    var extraKeys: [String] = []
+
+    /// The directory actually used.
+    var resolvedDirectory: String {
+        keysDirectory ?? ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "keys"
+    }
+}
