@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import JWS
+import Logging
+import Metrics
+import NIOCore
+import Postback
+import Store
+
+/// The postback path: raw body → verifier → policy → group commit → status. Nothing else decides.
+struct Ingest: Sendable {
+    let verifier: PostbackVerifier
+    let policy: TrustPolicy
+    let writer: GroupCommitWriter
+    let bodyLimit: Int
+    let verifyTime = Metrics.Timer(label: "countersign_verify_seconds", preferredDisplayUnit: .seconds)
+
+    /// Which family a route takes; `nil` takes either.
+    enum Route: String {
+        case aak, skan, any
+
+        var expected: PostbackProtocol? {
+            switch self {
+            case .aak: .aak
+            case .skan: .skan
+            case .any: nil
+            }
+        }
+    }
+
+    func handle(_ request: Request, context: AppRequestContext, route: Route) async throws -> Response {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: bodyLimit)
+        } catch is NIOTooManyBytesError {
+            count(route, status: 413, outcome: "too_large")
+            throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(bodyLimit) bytes")
+        }
+        let bytes = Array(buffer: body)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let result = verifier.verify(bytes, expecting: route.expected)
+        verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
+        let decision = policy.decide(result)
+        let intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
+        let disposition: Disposition
+        do {
+            disposition = try await writer.submit(intake)
+        } catch {
+            context.logger.error("storage failed", metadata: ["error": "\(error)", "outcome": "\(result.outcome.rawValue)"])
+            count(route, status: 500, outcome: "storage_failed")
+            throw APIError(.internalServerError, "storage_unavailable", "the postback could not be stored; retry later")
+        }
+        var metadata: Logger.Metadata = ["outcome": "\(result.outcome.rawValue)", "disposition": "\(disposition.rawValue)"]
+        if let postback = result.postback { metadata["dedup_key"] = "\(postback.dedupKey)" }
+        if case .refuse(let problem) = decision {
+            metadata["reason"] = "\(problem.reason.rawValue)"
+            context.logger.info("postback rejected", metadata: metadata)
+            let status: HTTPResponse.Status = problem.reason.outcome == .verified ? .forbidden : .badRequest
+            count(route, status: status.code, outcome: problem.reason.rawValue)
+            throw APIError(status, problem.reason.rawValue, problem.message)
+        }
+        context.logger.debug("postback stored", metadata: metadata)
+        count(route, status: 200, outcome: disposition == .stored ? result.outcome.rawValue : disposition.rawValue)
+        var answer = JSONObject()
+        answer.set("status", .string(disposition.rawValue))
+        answer.set("outcome", .string(result.outcome.rawValue))
+        if let problem = result.problem { answer.set("reason", .string(problem.reason.rawValue)) }
+        if let postback = result.postback { answer.set("dedup_key", .string(postback.dedupKey)) }
+        return JSONResponse.make(answer)
+    }
+
+    private func count(_ route: Route, status: Int, outcome: String) {
+        Counter(label: "countersign_postback_requests_total",
+                dimensions: [("route", route.rawValue), ("status", String(status)), ("outcome", outcome)]).increment()
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import JWS
+import Logging
+import Metrics
+import NIOCore
+import Postback
+import Prometheus
+import ServiceLifecycle
+import Store
+
+/// Process-wide metrics: swift-metrics bootstrapped once onto a Prometheus registry.
+enum MetricsRegistry {
+    static let shared: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }()
+}
+
+/// Answers 503 once graceful shutdown has begun, so a device retries elsewhere or later.
+struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if Task.isShuttingDownGracefully {
+            throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry later")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Builds the HTTP application: routes, store, writer. Used by `serve` and by the live tests.
+enum ServerApplication {
+    /// The well-known and generic postback paths.
+    static let postbackRoutes: [(path: String, route: Ingest.Route)] = [
+        ("/.well-known/appattribution/report-attribution", .aak),
+        ("/.well-known/skadnetwork/report-attribution", .skan),
+        ("/postbacks", .any),
+    ]
+
+    static func build(
+        settings: ServerSettings, keyRing: KeyRing, logger: Logger,
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        _ = MetricsRegistry.shared
+        let store = try PostbackStore(settings: StoreSettings(path: settings.database, durability: settings.durability, busyTimeout: settings.busyTimeout))
+        let ingest = Ingest(
+            verifier: PostbackVerifier(keyRing: keyRing),
+            policy: TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks)),
+            writer: GroupCommitWriter(store: store),
+            bodyLimit: settings.bodyLimit
+        )
+        let router = Router(context: AppRequestContext.self)
+        router.add(middleware: ShutdownMiddleware())
+        // The trie router matches a path with or without its trailing slash.
+        for (path, route) in postbackRoutes {
+            router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
+        }
+        router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
+        router.get("/readyz") { _, _ in
+            do {
+                _ = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+            } catch {
+                throw APIError(.serviceUnavailable, "storage_unavailable", "the database cannot be read")
+            }
+            return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))
+        }
+        router.get("/metrics") { _, _ in
+            JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
+        }
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
+            onServerRunning: onServerRunning,
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import JWS
+import Store
+
+/// Every `serve` setting with its default. Precedence: flag, then `COUNTERSIGN_*` environment variable,
+/// then the `--config` JSON file, then the default below.
+struct ServerSettings: Sendable {
+    var host = "127.0.0.1"
+    var port = 8080
+    var database = "data/countersign.sqlite"
+    var bodyLimit = 64 * 1024
+    var allowDevelopment = false
+    var keysDirectory = "keys"
+    var extraKeys: [String] = []
+    var acceptedAdNetworks: [String] = []
+    var durability = Durability.normal
+    var logFormat = LogFormat.text
+    var logLevel = "info"
+    var busyTimeout = 5.0
+
+    /// Log line format.
+    enum LogFormat: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    /// A source of setting values by name (`port`, `body-limit`, ...).
+    struct Layer {
+        let name: String
+        let lookup: (String) -> String?
+        let list: (String) -> [String]?
+    }
+
+    /// The environment as a layer: `body-limit` reads `COUNTERSIGN_BODY_LIMIT`; lists are comma-separated.
+    static func environmentLayer(_ environment: [String: String]) -> Layer {
+        func key(_ name: String) -> String { "COUNTERSIGN_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+        return Layer(
+            name: "environment",
+            lookup: { environment[key($0)] },
+            list: { environment[key($0)].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } }
+        )
+    }
+
+    /// A JSON config file as a layer: `{"port": 8080, "keys": ["kid=file.pem"], ...}`.
+    static func fileLayer(path: String) throws(CLIFailure) -> Layer {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
+        guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
+        let known = Set(["host", "port", "database", "body-limit", "allow-development", "keys-dir", "keys", "accept-ad-network",
+                         "durability", "log-format", "log-level", "busy-timeout"])
+        if let unknown = object.members.first(where: { !known.contains($0.key) }) {
+            throw CLIFailure.usage("\(path): unknown setting \"\(unknown.key)\"")
+        }
+        return Layer(
+            name: path,
+            lookup: { name in
+                switch object[name] {
+                case .string(let text): text
+                case .number(let literal): literal
+                case .bool(let flag): flag ? "true" : "false"
+                default: nil
+                }
+            },
+            list: { name in
+                guard case .array(let items) = object[name] else { return nil }
+                return items.compactMap(\.string)
+            }
+        )
+    }
+
+    /// Applies `layers` (highest precedence first) over the defaults.
+    mutating func apply(_ layers: [Layer]) throws(CLIFailure) {
+        func value(_ name: String) -> (String, String)? {
+            for layer in layers { if let found = layer.lookup(name) { return (found, layer.name) } }
+            return nil
+        }
+        func list(_ name: String) -> [String]? {
+            for layer in layers { if let found = layer.list(name) { return found } }
+            return nil
+        }
+        func parse<T>(_ name: String, _ convert: (String) -> T?) throws(CLIFailure) -> T? {
+            guard let (text, source) = value(name) else { return nil }
+            guard let converted = convert(text) else { throw CLIFailure.usage("\(source): invalid \(name) \"\(text)\"") }
+            return converted
+        }
+        if let host = value("host")?.0 { self.host = host }
+        if let port = try parse("port", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) { self.port = port }
+        if let database = value("database")?.0 { self.database = database }
+        if let limit = try parse("body-limit", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) { bodyLimit = limit }
+        if let allow = try parse("allow-development", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { allowDevelopment = allow }
+        if let directory = value("keys-dir")?.0 { keysDirectory = directory }
+        if let keys = list("keys") { extraKeys += keys }
+        if let networks = list("accept-ad-network") { acceptedAdNetworks += networks }
+        if let durability = try parse("durability", Durability.init(rawValue:)) { self.durability = durability }
+        if let format = try parse("log-format", LogFormat.init(rawValue:)) { logFormat = format }
+        if let level = try parse("log-level", { ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains($0) ? $0 : nil }) { logLevel = level }
+        if let timeout = try parse("busy-timeout", { Double($0).flatMap { $0 >= 0 ? $0 : nil } }) { busyTimeout = timeout }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import JWS
+import Postback
+
+/// How hard a commit holds on before it reports success.
+public enum Durability: String, Sendable, CaseIterable {
+    /// WAL with `synchronous=NORMAL`: survives a process crash (the default).
+    case normal
+    /// WAL with `synchronous=FULL`: also survives power loss.
+    case full
+}
+
+/// Settings for opening the store.
+public struct StoreSettings: Sendable {
+    /// The SQLite file.
+    public var path: String
+    /// The commit durability.
+    public var durability: Durability
+    /// How long a write waits for a lock before failing.
+    public var busyTimeout: Double
+
+    /// Creates settings.
+    public init(path: String, durability: Durability = .normal, busyTimeout: Double = 5) {
+        self.path = path
+        self.durability = durability
+        self.busyTimeout = busyTimeout
+    }
+}
+
+/// One received body with its verification result and the policy's decision, ready to persist.
+public struct Intake: Sendable {
+    /// When it arrived.
+    public let receivedAt: Date
+    /// The peer's address, if known.
+    public let remoteAddress: String?
+    /// The route (`aak`, `skan` or `any`).
+    public let route: String
+    /// The body exactly as received.
+    public let body: [UInt8]
+    /// What verification found.
+    public let result: VerificationResult
+    /// What the policy decided.
+    public let decision: PolicyDecision
+
+    /// Creates an intake.
+    public init(receivedAt: Date, remoteAddress: String?, route: String, body: [UInt8], result: VerificationResult, decision: PolicyDecision) {
+        self.receivedAt = receivedAt
+        self.remoteAddress = remoteAddress
+        self.route = route
+        self.body = body
+        self.result = result
+        self.decision = decision
+    }
+}
+
+/// What storing one intake did.
+public enum Disposition: String, Sendable, Equatable {
+    /// A new postback row (or an unverifiable row upgraded by a verified copy).
+    case stored
+    /// The same dedup key with identical content: acknowledged, not counted again.
+    case duplicate
+    /// The same dedup key with different content (unsigned fields changed): acknowledged, not counted.
+    case replay
+    /// Not a storable postback (invalid or refused): only the receipt is kept.
+    case rejected
+}
+
+/// The SQLite store: receipts for every body, postbacks deduplicated by Apple's keys.
+public final class PostbackStore: Sendable {
+    /// The GRDB pool (WAL: one writer, concurrent readers).
+    public let pool: DatabasePool
+
+    /// Opens (creating if needed) the database and runs migrations.
+    public init(settings: StoreSettings) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(settings.busyTimeout)
+        let synchronous = settings.durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        let directory = (settings.path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        pool = try DatabasePool(path: settings.path, configuration: configuration)
+        try StoreSchema.migrator.migrate(pool)
+    }
+
+    /// Persists a batch in one transaction and returns each item's disposition, in order.
+    public func persist(_ batch: [Intake]) async throws -> [Disposition] {
+        // GRDB runs the transaction on its writer queue, so no cooperative thread blocks on fsync.
+        try await pool.write { db in try batch.map { try Self.persist($0, db) } }
+    }
+
+    static func persist(_ intake: Intake, _ db: Database) throws -> Disposition {
+        let receivedAt = Timestamp.format(intake.receivedAt)
+        let reason: String? = {
+            if case .refuse(let problem) = intake.decision { return problem.reason.rawValue }
+            return intake.result.problem?.reason.rawValue
+        }()
+        let refused: Bool
+        if case .refuse = intake.decision { refused = true } else { refused = false }
+        guard let postback = intake.result.postback, !refused else {
+            try insertReceipt(db, intake, receivedAt: receivedAt, reason: reason, disposition: .rejected, postbackRow: nil)
+            return .rejected
+        }
+        let row = PostbackRow(postback: postback, intake: intake, receivedAt: receivedAt, reason: reason)
+        var disposition = Disposition.stored
+        var rowID: Int64
+        if let existing = try Row.fetchOne(db, sql: "SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?", arguments: [postback.dedupKey]) {
+            rowID = existing["id"]
+            let existingOutcome: String = existing["outcome"]
+            if existingOutcome == VerificationOutcome.unverifiable.rawValue, intake.result.outcome == .verified {
+                // A verified copy replaces an unverifiable one, so a forged unknown-kid body cannot block the real postback.
+                try row.update(db, id: rowID)
+            } else {
+                let hash: Data = existing["content_hash"]
+                disposition = hash == row.contentHash ? .duplicate : .replay
+                let column = disposition == .duplicate ? "duplicates" : "replays"
+                try db.execute(sql: "UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?", arguments: [rowID])
+            }
+        } else {
+            rowID = try row.insert(db)
+        }
+        try insertReceipt(db, intake, receivedAt: receivedAt, reason: reason, disposition: disposition, postbackRow: rowID)
+        return disposition
+    }
+
+    private static func insertReceipt(_ db: Database, _ intake: Intake, receivedAt: String, reason: String?, disposition: Disposition, postbackRow: Int64?) throws {
+        try db.execute(
+            sql: "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition, postback_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            arguments: [receivedAt, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, reason, disposition.rawValue, postbackRow])
+    }
+}
+
+/// Timestamps as sortable ISO 8601 text in UTC with milliseconds, which SQLite's date functions read.
+public enum Timestamp {
+    /// `2026-11-22T05:06:32.123Z`.
+    public static func format(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        var whole = time_t(seconds.rounded(.down))
+        let milliseconds = min(999, Int(((seconds - Double(whole)) * 1000).rounded(.down)))
+        var parts = tm()
+        gmtime_r(&whole, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
+    }
+
+    /// Parses `2026-11-01`, `2026-11-01T10:00:00Z` or the stored form; nil when it is none of these.
+    public static func parse(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
+        return nil
+    }
+}

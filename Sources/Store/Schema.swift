@@ -1,0 +1,70 @@
+import GRDB
+
+/// The database layout, as versioned migrations run at start.
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-receipts-postbacks") { db in
+            try db.execute(sql: """
+                CREATE TABLE receipts (
+                    id INTEGER PRIMARY KEY,
+                    received_at TEXT NOT NULL,
+                    remote_address TEXT,
+                    route TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    outcome TEXT NOT NULL,
+                    reason TEXT,
+                    disposition TEXT NOT NULL,
+                    postback_id INTEGER
+                );
+                CREATE INDEX receipts_received_at ON receipts(received_at);
+                CREATE TABLE postbacks (
+                    id INTEGER PRIMARY KEY,
+                    dedup_key TEXT NOT NULL UNIQUE,
+                    protocol TEXT NOT NULL,
+                    version TEXT,
+                    outcome TEXT NOT NULL,
+                    reason TEXT,
+                    key_id TEXT,
+                    environment TEXT,
+                    countable INTEGER NOT NULL,
+                    received_at TEXT NOT NULL,
+                    postback_identifier TEXT NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    source_identifier TEXT,
+                    campaign_id INTEGER,
+                    advertised_item_id INTEGER NOT NULL,
+                    conversion_type TEXT NOT NULL,
+                    redownload INTEGER,
+                    did_win INTEGER NOT NULL,
+                    conversion_window INTEGER NOT NULL,
+                    publisher_item_id INTEGER,
+                    source_domain TEXT,
+                    marketplace_id TEXT,
+                    impression_type TEXT,
+                    fidelity_type INTEGER,
+                    conversion_value INTEGER,
+                    coarse_value TEXT,
+                    ad_interaction_type TEXT,
+                    country_code TEXT,
+                    source_digits TEXT,
+                    digit_count INTEGER,
+                    conversion_class TEXT,
+                    interaction TEXT,
+                    tier_min INTEGER NOT NULL,
+                    tier_max INTEGER NOT NULL,
+                    signed_json TEXT NOT NULL,
+                    unsigned_json TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    route TEXT NOT NULL,
+                    content_hash BLOB NOT NULL,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    replays INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX postbacks_received_at ON postbacks(received_at);
+                CREATE INDEX postbacks_outcome ON postbacks(outcome) WHERE outcome = 'unverifiable';
+                """)
+        }
+        return migrator
+    }
+}
