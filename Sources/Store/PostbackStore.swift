@@ -138,9 +138,9 @@ public final class PostbackStore: Sendable {
 public enum Timestamp {
     /// `2026-11-22T05:06:32.123Z`.
     public static func format(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        var whole = time_t(seconds.rounded(.down))
-        let milliseconds = min(999, Int(((seconds - Double(whole)) * 1000).rounded(.down)))
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var whole = time_t(totalMilliseconds / 1000)
+        let milliseconds = Int(totalMilliseconds % 1000)
         var parts = tm()
         gmtime_r(&whole, &parts)
         func pad(_ value: Int32, _ width: Int) -> String {
@@ -157,5 +157,54 @@ public enum Timestamp {
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
         if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
         return nil
+    }
+}
+
+/// Counts from one `reverify` pass.
+public struct ReverifySummary: Sendable, Equatable {
+    /// Unverifiable rows examined.
+    public var checked = 0
+    /// Rows that now verify and were promoted.
+    public var promoted = 0
+    /// Rows still unverifiable.
+    public var stillUnverifiable = 0
+    /// Rows that a now-known key shows to be forged or malformed (kept, marked invalid, never counted).
+    public var nowInvalid = 0
+
+    /// An empty summary.
+    public init() {}
+}
+
+extension PostbackStore {
+    /// Re-checks every unverifiable postback with `check` and records what it finds now.
+    public func reverify(_ check: @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
+        let rows = try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, route, body, received_at FROM postbacks WHERE outcome = 'unverifiable' ORDER BY id")
+        }
+        var summary = ReverifySummary()
+        for row in rows {
+            summary.checked += 1
+            let id: Int64 = row["id"]
+            let route: String = row["route"]
+            let body: Data = row["body"]
+            let receivedAt: String = row["received_at"]
+            let (result, decision) = check(route, Array(body))
+            switch result {
+            case .verified(let postback, _):
+                let intake = Intake(receivedAt: Date(), remoteAddress: nil, route: route, body: Array(body), result: result, decision: decision)
+                try await pool.write { db in
+                    try PostbackRow(postback: postback, intake: intake, receivedAt: receivedAt, reason: nil).update(db, id: id)
+                }
+                summary.promoted += 1
+            case .unverifiable:
+                summary.stillUnverifiable += 1
+            case .invalid(let problem, _):
+                try await pool.write { db in
+                    try db.execute(sql: "UPDATE postbacks SET outcome = 'invalid', reason = ?, countable = 0 WHERE id = ?", arguments: [problem.reason.rawValue, id])
+                }
+                summary.nowInvalid += 1
+            }
+        }
+        return summary
     }
 }

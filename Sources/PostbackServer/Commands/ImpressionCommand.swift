@@ -8,7 +8,7 @@ struct ImpressionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "impression",
         abstract: "Sign AdAttributionKit impressions as an ad network.",
-        subcommands: [Sign.self]
+        subcommands: [Sign.self, Verify.self]
     )
 
     /// `countersign impression sign`.
@@ -44,6 +44,36 @@ struct ImpressionCommand: AsyncParsableCommand {
                 print(jws)
             } catch {
                 throw CLIFailure.usage("\(key): \(error.message)")
+            }
+        }
+    }
+
+    /// `countersign impression verify`.
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a compact JWS impression against the ad network's public key and print its payload.",
+            discussion: "Exit 0 when the signature verifies, 1 when it does not, 2 for usage errors."
+        )
+
+        @Option(name: .customLong("public-key"), help: "The ad network's public key PEM.") var publicKey: String
+        @Argument(help: "A file holding the compact JWS, or - for standard input.") var file: String = "-"
+
+        func run() async throws {
+            let key: ECPublicKey
+            do { key = try ECPublicKey(pem: String(decoding: try readInput(publicKey), as: UTF8.self)) } catch let error as KeyError {
+                throw CLIFailure.usage("\(publicKey): \(error.message)")
+            }
+            let text = String(decoding: try readInput(file), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            switch CompactJWS.parse(Array(text.utf8)) {
+            case .failure(let failure):
+                throw CLIFailure.rejected("invalid impression: \(failure.rawValue)")
+            case .success(let jws):
+                guard jws.verify(with: key) else { throw CLIFailure.rejected("invalid impression: bad_signature") }
+                let payload = (try? JSONParser.parse(jws.payload)) ?? .null
+                print(JSONValue.object(JSONObject([
+                    JSONMember(key: "kid", value: .string(jws.header.keyID)),
+                    JSONMember(key: "payload", value: payload),
+                ])).prettyPrinted)
             }
         }
     }

@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+
+/// A fresh SQLite file in a temporary directory.
+func temporaryDatabasePath() -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)")
+    return directory.appendingPathComponent("test.sqlite").path
+}
+
+@Suite struct StoreTests {
+    static let key = try! ECPrivateKey.generate()
+    static let stranger = try! ECPrivateKey.generate()
+    let verifier = PostbackVerifier(keyRing: try! KeyRing([
+        KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+    ]))
+
+    func intake(_ body: [UInt8]) -> Intake {
+        let result = verifier.verify(body)
+        return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1:1", route: "any", body: body, result: result, decision: TrustPolicy().decide(result))
+    }
+
+    func aak(_ id: String, country: String? = nil, keyID: String = "net/0", key: ECPrivateKey = key) throws -> [UInt8] {
+        var fields = AAKPostbackFields(postbackID: id)
+        fields.countryCode = country
+        return try Mint.aak(fields, key: key, keyID: keyID)
+    }
+
+    @Test func firstCopyCountsRepeatsAreDuplicatesOrReplays() async throws {
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let original = try aak("A")
+        let dispositions = try await store.persist([intake(original), intake(original), intake(try aak("A", country: "GB")), intake(Array("{}".utf8))])
+        #expect(dispositions == [.stored, .duplicate, .replay, .rejected])
+        let row = try await store.pool.read { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks")! }
+        #expect(row["n"] as Int == 1)
+        #expect(row["d"] as Int == 1)
+        #expect(row["r"] as Int == 1)
+        #expect(row["c"] as Int == 1)
+        let receipts = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT disposition FROM receipts ORDER BY id") }
+        #expect(receipts == ["stored", "duplicate", "replay", "rejected"])
+    }
+
+    @Test func verifiedCopyReplacesAnUnverifiableForgery() async throws {
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let forged = try aak("B", keyID: "unknown/0", key: Self.stranger)
+        let genuine = try aak("B")
+        #expect(try await store.persist([intake(forged)]) == [.stored])
+        #expect(try await store.persist([intake(genuine)]) == [.stored])
+        let outcome = try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = 'aak:B'") }
+        #expect(outcome == "verified:1")
+    }
+
+    @Test func reverifyPromotesWhenTheKeyArrives() async throws {
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let later = try ECPrivateKey.generate()
+        _ = try await store.persist([intake(try aak("C", keyID: "later/0", key: later)), intake(try aak("D", keyID: "never/0", key: Self.stranger))])
+        let updated = PostbackVerifier(keyRing: try verifier.keyRing.adding([
+            KeyEntry(keyID: "later/0", key: later.publicKey, environment: .production, usages: [.aak], origin: "test"),
+        ]))
+        let summary = try await store.reverify { _, body in
+            let result = updated.verify(body)
+            return (result, TrustPolicy().decide(result))
+        }
+        #expect(summary.checked == 2)
+        #expect(summary.promoted == 1)
+        #expect(summary.stillUnverifiable == 1)
+        let rows = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT dedup_key || '=' || outcome || ':' || countable FROM postbacks ORDER BY dedup_key") }
+        #expect(rows == ["aak:C=verified:1", "aak:D=unverifiable:0"])
+    }
+
+    @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let writer = GroupCommitWriter(store: store)
+        let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
+        let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
+            for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
+            var all: [Disposition] = []
+            for try await disposition in group { all.append(disposition) }
+            return all
+        }
+        #expect(dispositions.filter { $0 == .stored }.count == 150)
+        #expect(dispositions.filter { $0 == .duplicate }.count == 50)
+        let stored = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+        #expect(stored == 150)
+    }
+
+    @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
+        let path = temporaryDatabasePath()
+        let store = try PostbackStore(settings: StoreSettings(path: path, busyTimeout: 0.1))
+        let writer = GroupCommitWriter(store: store)
+        var holdsLock = Configuration()
+        holdsLock.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(path: path, configuration: holdsLock)
+        try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("L"))) }
+        try await other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+        #expect(try await writer.submit(intake(try aak("L"))) == .stored)
+    }
+
+    @Test func timestampsSortAndParse() throws {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123)
+        #expect(Timestamp.format(date) == "2026-11-18T11:06:40.123Z")
+        #expect(Timestamp.parse("2026-11-01").map(Timestamp.format) == "2026-11-01T00:00:00.000Z")
+        #expect(Timestamp.parse("yesterday") == nil)
+    }
+}
