@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import JWS
+import PostbackMint
+
+/// The built `countersign` binary run on files: JSON fields and exit codes.
+@Suite(.serialized) struct CLITests {
+    func document(_ result: ProcessResult) throws -> JSONObject {
+        try #require(try JSONParser.parse(Array(result.stdout.utf8)).object, "stdout: \(result.stdout) stderr: \(result.stderr)")
+    }
+
+    @Test func verifiesApplesDevelopmentPostbackOnlyWhenAllowed() throws {
+        let body = try Checkout.appleExample("aak-dev1-reengagement-fine")
+        let refused = try countersign(["verify", "--keys-dir", Checkout.keys, "-"], input: body)
+        #expect(refused.status == 1)
+        let refusedDocument = try document(refused)
+        #expect(refusedDocument["outcome"] == .string("verified"))
+        #expect(refusedDocument["reason"] == .string("development_not_allowed"))
+        let allowed = try countersign(["verify", "--allow-development", "--keys-dir", Checkout.keys, "-"], input: body)
+        #expect(allowed.status == 0)
+        let output = try document(allowed)
+        #expect(output["outcome"] == .string("verified"))
+        #expect(output["kid"] == .string("apple-development-identifier/1"))
+        #expect(output["environment"] == .string("development"))
+        #expect(output["protocol"] == .string("aak"))
+        #expect(output["signed"]?.object?["conversion-type"] == .string("re-engagement"))
+        #expect(output["unsigned"]?.object?["conversion-value"] == .number("24"))
+        #expect(output["derived"]?.object?["source_identifier_digits"] == .number("4"))
+    }
+
+    @Test(arguments: ["skan-4.0-web-high-tier", "skan-3.0-winning", "skan-2.2", "hist-skan-2.0-b"])
+    func verifiesSKANExamplesFromAFile(id: String) throws {
+        let path = Checkout.temporaryDirectory() + "/postback.json"
+        try Data(try Checkout.appleExample(id)).write(to: URL(fileURLWithPath: path))
+        let result = try countersign(["verify", "--keys-dir", Checkout.keys, path])
+        #expect(result.status == 0)
+        let output = try document(result)
+        #expect(output["protocol"] == .string("skan"))
+        #expect(output["environment"] == .string("production"))
+        #expect(output["kid"] == .string(id.contains("2.0") ? "skan-p192" : "skan-p256"))
+    }
+
+    @Test func unverifiableAndInvalidExitOne() throws {
+        let stranger = try ECPrivateKey.generate()
+        let unknown = try Mint.aak(AAKPostbackFields(postbackID: "X"), key: stranger, keyID: "apple-cas-identifier/7")
+        let unverifiable = try countersign(["verify", "--keys-dir", Checkout.keys], input: unknown)
+        #expect(unverifiable.status == 1)
+        #expect(try document(unverifiable)["outcome"] == .string("unverifiable"))
+        #expect(try document(unverifiable)["reason"] == .string("unknown_kid"))
+        let invalid = try countersign(["verify", "--keys-dir", Checkout.keys], input: Array("{\"jws-string\": \"a.b\"}".utf8))
+        #expect(invalid.status == 1)
+        #expect(try document(invalid)["reason"] == .string("malformed_jws"))
+    }
+
+    @Test func extraKeyMakesATestPostbackCountable() throws {
+        let directory = Checkout.temporaryDirectory()
+        let generated = try countersign(["keys", "generate", "--out", directory])
+        #expect(generated.status == 0)
+        let key = try ECPrivateKey(pem: String(contentsOfFile: directory + "/private-key.pem", encoding: .utf8))
+        let body = try Mint.aak(AAKPostbackFields(postbackID: "Y"), key: key, keyID: "network/0")
+        let result = try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"], input: body)
+        #expect(result.status == 0)
+        #expect(try document(result)["countable"] == .bool(true))
+        let listed = try countersign(["keys", "list", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"])
+        guard case .array(let keys) = try JSONParser.parse(Array(listed.stdout.utf8)) else { Issue.record("not an array"); return }
+        #expect(keys.compactMap { $0.object?["kid"]?.string }.sorted() == [
+            "apple-cas-identifier/0", "apple-development-identifier/0", "apple-development-identifier/1", "network/0", "skan-p192", "skan-p256",
+        ])
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        #expect(try countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).status == 2)
+        #expect(try countersign(["verify", "--no-such-flag"]).status == 2)
+        #expect(try countersign(["verify", "--keys-dir", "/no/such/dir", "-"], input: []).status == 2)
+        #expect(try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "broken"], input: []).status == 2)
+        let stderr = try countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).stderr
+        #expect(stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func impressionsSignedByTheCLIVerify() throws {
+        let directory = Checkout.temporaryDirectory()
+        _ = try countersign(["keys", "generate", "--out", directory])
+        let signed = try countersign(["impression", "sign", "--key", directory + "/private-key.pem", "--network-id", "example.adattributionkit",
+                                      "--source-identifier", "5239", "--advertised-item", "1108187390", "--publisher-item", "5838492",
+                                      "--eligible-for-re-engagement", "--timestamp", "1719599957239"])
+        #expect(signed.status == 0)
+        let jws = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard case .success(let parsed) = CompactJWS.parse(Array(jws.utf8)) else { Issue.record("not a JWS: \(jws)"); return }
+        #expect(parsed.header.keyID == "example.adattributionkit")
+        let payload = try #require(try JSONParser.parse(parsed.payload).object)
+        #expect(payload["source-identifier"] == .number("5239"))
+        #expect(payload["timestamp"] == .number("1719599957239"))
+        #expect(payload["eligible-for-re-engagement"] == .bool(true))
+        #expect(payload["impression-type"] == .string("app-impression"))
+        let verified = try countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: Array(jws.utf8))
+        #expect(verified.status == 0)
+        var tampered = Array(jws.utf8)
+        tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(try countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: tampered).status == 1)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import JWS
+import PostbackMint
+@testable import PostbackServer
+
+/// A real server on loopback with a fresh SQLite file per test.
+struct LiveServer {
+    static let networkKey = try! ECPrivateKey.generate()
+    let settings: ServerSettings
+
+    init(allowDevelopment: Bool = false, bodyLimit: Int = 64 * 1024, busyTimeout: Double = 5) {
+        var settings = ServerSettings()
+        settings.port = 0
+        settings.database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+        settings.allowDevelopment = allowDevelopment
+        settings.bodyLimit = bodyLimit
+        settings.busyTimeout = busyTimeout
+        self.settings = settings
+    }
+
+    var keyRing: KeyRing {
+        try! KeyRing.load(directory: Checkout.keys).adding([
+            KeyEntry(keyID: "network/0", key: Self.networkKey.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+        ])
+    }
+
+    func run(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let app = try ServerApplication.build(settings: settings, keyRing: keyRing, logger: logger)
+        try await app.test(.live) { client in try await test(client) }
+    }
+
+    /// Reads the database directly, as an analyst would.
+    func query<T>(_ body: (Database) throws -> T) throws -> T {
+        try DatabaseQueue(path: settings.database).read(body)
+    }
+
+    static func aak(_ id: String, _ change: (inout AAKPostbackFields) -> Void = { _ in }, keyID: String = "network/0", key: ECPrivateKey = networkKey) throws -> ByteBuffer {
+        var fields = AAKPostbackFields(postbackID: id)
+        change(&fields)
+        return ByteBuffer(bytes: try Mint.aak(fields, key: key, keyID: keyID))
+    }
+}
+
+extension TestResponse {
+    var json: JSONObject? { (try? JSONParser.parse(Array(buffer: body)))?.object }
+}
+
+let aakPath = "/.well-known/appattribution/report-attribution/"
+let skanPath = "/.well-known/skadnetwork/report-attribution/"
+
+@Suite struct LiveServerTests {
+    @Test func verifiedDuplicateAndReplayAreAcknowledgedAndCountedOnce() async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            let first = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("P1"))
+            #expect(first.status == .ok)
+            #expect(first.json?["status"] == .string("stored"))
+            let again = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("P1"))
+            #expect(again.json?["status"] == .string("duplicate"))
+            let replay = try await client.execute(uri: "/.well-known/appattribution/report-attribution", method: .post,
+                                                  body: try LiveServer.aak("P1") { $0.conversionValue = 63 })
+            #expect(replay.status == .ok)
+            #expect(replay.json?["status"] == .string("replay"))
+        }
+        let counts = try server.query { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(countable) AS c, sum(duplicates) AS d, sum(replays) AS r FROM postbacks")! }
+        #expect(counts["n"] as Int == 1)
+        #expect(counts["c"] as Int == 1)
+        #expect(counts["d"] as Int == 1)
+        #expect(counts["r"] as Int == 1)
+        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM receipts") } == 3)
+    }
+
+    @Test func developmentPostbacksDependOnTheSetting() async throws {
+        let body = ByteBuffer(bytes: try Checkout.appleExample("aak-dev1-reengagement-fine"))
+        let strict = LiveServer()
+        try await strict.run { client in
+            let response = try await client.execute(uri: aakPath, method: .post, body: body)
+            #expect(response.status == .forbidden)
+            #expect(response.json?["error"] == .string("development_not_allowed"))
+            #expect(response.json?["message"]?.string?.isEmpty == false)
+        }
+        #expect(try strict.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") } == 0)
+        #expect(try strict.query { db in try String.fetchOne(db, sql: "SELECT reason FROM receipts") } == "development_not_allowed")
+        let relaxed = LiveServer(allowDevelopment: true)
+        try await relaxed.run { client in
+            let response = try await client.execute(uri: aakPath, method: .post, body: body)
+            #expect(response.status == .ok)
+        }
+        let row = try relaxed.query { db in try Row.fetchOne(db, sql: "SELECT environment, countable, conversion_value, conversion_class FROM postbacks")! }
+        #expect(row["environment"] as String == "development")
+        #expect(row["countable"] as Int == 0)
+        #expect(row["conversion_value"] as Int == 24)
+        #expect(row["conversion_class"] as String == "re-engagement")
+    }
+
+    @Test func unverifiableIsKeptButNotCounted() async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            let response = try await client.execute(uri: "/postbacks", method: .post,
+                                                    body: try LiveServer.aak("U1", keyID: "apple-cas-identifier/5", key: try ECPrivateKey.generate()))
+            #expect(response.status == .ok)
+            #expect(response.json?["outcome"] == .string("unverifiable"))
+            #expect(response.json?["reason"] == .string("unknown_kid"))
+        }
+        #expect(try server.query { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks") } == "unverifiable:0")
+    }
+
+    @Test func rejectionsGetSpecificErrorsAndKeepReceipts() async throws {
+        let server = LiveServer(bodyLimit: 4096)
+        try await server.run { client in
+            let cases: [(String, ByteBuffer, HTTPResponse.Status, String)] = [
+                (aakPath, try LiveServer.aak("I1", key: try ECPrivateKey.generate()), .badRequest, "bad_signature"),
+                (aakPath, ByteBuffer(string: "{not json"), .badRequest, "malformed_json"),
+                (aakPath, ByteBuffer(string: #"{"jws-string": ["a"]}"#), .badRequest, "wrong_type"),
+                (skanPath, ByteBuffer(string: #"{"version":"4.0","ad-network-id":"a","source-identifier":"12","app-id":1,"transaction-id":7,"redownload":false,"fidelity-type":1,"did-win":true,"postback-sequence-index":0,"attribution-signature":"AA=="}"#), .badRequest, "wrong_type"),
+                (aakPath, try LiveServer.aak("I2") { $0.conversionValue = 64 }, .badRequest, "field_out_of_range"),
+                (skanPath, try LiveServer.aak("I3"), .badRequest, "wrong_protocol"),
+                ("/postbacks", ByteBuffer(string: #"{"hello": "world"}"#), .badRequest, "unknown_format"),
+                (aakPath, ByteBuffer(repeating: UInt8(ascii: " "), count: 5000), .contentTooLarge, "payload_too_large"),
+            ]
+            for (path, body, status, code) in cases {
+                let response = try await client.execute(uri: path, method: .post, body: body)
+                #expect(response.status == status, "\(code)")
+                #expect(response.json?["error"] == .string(code))
+                #expect(response.json?["message"]?.string != nil)
+            }
+        }
+        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") } == 0)
+        let reasons = try server.query { db in try String.fetchAll(db, sql: "SELECT reason FROM receipts ORDER BY id") }
+        #expect(reasons == ["bad_signature", "malformed_json", "wrong_type", "wrong_type", "field_out_of_range", "wrong_protocol", "unknown_format"])
+    }
+
+    @Test func skanExamplesAtTheSKANRoute() async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            for id in ["skan-4.0-web-high-tier", "skan-3.0-winning", "skan-2.2", "hist-skan-2.0-b"] {
+                let response = try await client.execute(uri: skanPath, method: .post, body: ByteBuffer(bytes: try Checkout.appleExample(id)))
+                #expect(response.status == .ok, "\(id)")
+            }
+        }
+        // 3.0, 2.2 and 2.0 share a transaction id and window: one row, later copies differ so they are replays.
+        let rows = try server.query { db in try Row.fetchAll(db, sql: "SELECT version, replays FROM postbacks ORDER BY id") }
+        #expect(rows.map { $0["version"] as String } == ["4.0", "3.0"])
+        #expect(rows.map { $0["replays"] as Int } == [0, 2])
+    }
+
+    @Test func storageFailureAnswers500NotOK() async throws {
+        let server = LiveServer(busyTimeout: 0.1)
+        try await server.run { client in
+            var holdsLock = Configuration()
+            holdsLock.allowsUnsafeTransactions = true
+            let other = try DatabaseQueue(path: server.settings.database, configuration: holdsLock)
+            try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+            let failed = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("S1"))
+            #expect(failed.status == .internalServerError)
+            #expect(failed.json?["error"] == .string("storage_unavailable"))
+            try await other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+            let retried = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("S1"))
+            #expect(retried.status == .ok)
+            #expect(retried.json?["status"] == .string("stored"))
+        }
+    }
+
+    @Test func operationalRoutes() async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .ok)
+            let ready = try await client.execute(uri: "/readyz", method: .get)
+            #expect(ready.json?["status"] == .string("ready"))
+            _ = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("M1"))
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("countersign_postback_requests_total{"))
+            #expect(metrics.contains("countersign_commit_batch_size"))
+            #expect(metrics.contains("countersign_verify_seconds"))
+        }
+    }
+}
