@@ -74,7 +74,10 @@ struct SimulateCommand: AsyncParsableCommand {
 
     private func send(_ simulation: inout Simulation, to base: String) async throws {
         let base = base.hasSuffix("/") ? String(base.dropLast()) : base
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(30)))
+        )
         let ackHandle: FileHandle? = try ackLog.map { path in
             if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
             guard let handle = FileHandle(forWritingAtPath: path) else { throw CLIFailure.usage("cannot write \(path)") }
@@ -95,7 +98,7 @@ struct SimulateCommand: AsyncParsableCommand {
                     request.headers.add(name: "Content-Type", value: "application/json")
                     request.body = .bytes(ByteBuffer(bytes: postback.body))
                     do {
-                        let response = try await client.execute(request, timeout: .seconds(30))
+                        let response = try await client.execute(request, timeout: .seconds(10))
                         let answer = try await response.body.collect(upTo: 1 << 16)
                         if response.status == .ok,
                            let status = (try? JSONParser.parse(Array(buffer: answer)))?.object?["status"]?.string {
@@ -108,11 +111,17 @@ struct SimulateCommand: AsyncParsableCommand {
                 }
             }
             for _ in 0..<concurrency { if let next = iterator.next() { start(next) } }
+            var serverGone = false
             while let (postback, status) = try await group.next() {
                 tally[status, default: 0] += 1
                 if ["stored", "duplicate", "replay"].contains(status) { ackHandle?.write(Data((postback.dedupKey + "\n").utf8)) }
-                if let next = iterator.next() { start(next) }
+                // A connection failure means the server is gone: stop starting requests rather than wait out each timeout.
+                if status == "connection_error" { serverGone = true }
+                if !serverGone, let next = iterator.next() { start(next) }
             }
+            var notSent = 0
+            while iterator.next() != nil { notSent += 1 }
+            if notSent > 0 { tally["not_sent"] = notSent }
         }
         try? ackHandle?.close()
         try await client.shutdown()
