@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "countersign", targets: ["PostbackServer"]),
+        .executable(name: "countersign-bench", targets: ["CountersignBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -53,6 +54,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(name: "CountersignBench", dependencies: ["JWS", "Postback", "PostbackMint"], swiftSettings: strict),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint"], swiftSettings: strict),

@@ -28,46 +28,67 @@ public enum Base64 {
     }
 
     /// Decodes `input` strictly in the given alphabet; nil when it is not canonical.
-    public static func decode<C: Collection>(_ input: C, alphabet: Alphabet) -> [UInt8]? where C.Element == UInt8 {
-        let table = alphabet == .url ? urlTable : standardTable
+    public static func decode(_ input: [UInt8], alphabet: Alphabet) -> [UInt8]? {
+        input.withUnsafeBufferPointer { decode(buffer: $0, alphabet: alphabet) }
+    }
+
+    /// Decodes contiguous bytes strictly; the decoder every entry point shares.
+    public static func decode(buffer input: UnsafeBufferPointer<UInt8>, alphabet: Alphabet) -> [UInt8]? {
         var length = input.count
         if alphabet == .standard {
             guard length % 4 == 0 else { return nil }
             var padding = 0
-            var index = input.endIndex
-            while padding < 2, index != input.startIndex {
-                let previous = input.index(index, offsetBy: -1)
-                guard input[previous] == UInt8(ascii: "=") else { break }
+            while padding < 2, length > 0, input[length - 1] == UInt8(ascii: "=") {
                 padding += 1
-                index = previous
+                length -= 1
             }
-            length -= padding
         }
-        if length % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(length * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        var consumed = 0
-        for byte in input {
-            if consumed == length { break }
-            let value = table[Int(byte)]
-            if value == invalid { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        let remainder = length % 4
+        if remainder == 1 { return nil }
+        let outputLength = length / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        return (alphabet == .url ? urlTable : standardTable).withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: outputLength) { out, initialized in
+                var read = 0
+                var written = 0
+                // Valid sextets are below 64 and `invalid` has the top bit set, so one OR per character tracks validity.
+                var seen: UInt8 = 0
+                while read + 4 <= length {
+                    let a = table[Int(input[read])], b = table[Int(input[read + 1])]
+                    let c = table[Int(input[read + 2])], d = table[Int(input[read + 3])]
+                    seen |= a | b | c | d
+                    let quad = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[written] = UInt8(truncatingIfNeeded: quad >> 16)
+                    out[written + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                    out[written + 2] = UInt8(truncatingIfNeeded: quad)
+                    read += 4
+                    written += 3
+                }
+                if seen & 0x80 != 0 { valid = false }
+                if valid, remainder > 0 {
+                    var quad: UInt32 = 0
+                    for offset in 0..<remainder {
+                        let value = table[Int(input[read + offset])]
+                        if value == invalid { valid = false; break }
+                        quad |= UInt32(value) << UInt32(18 - 6 * offset)
+                    }
+                    // Leftover bits must be zero, or two encodings would decode to the same bytes.
+                    let leftoverMask: UInt32 = remainder == 2 ? 0xFFFF : 0xFF
+                    if quad & leftoverMask != 0 { valid = false }
+                    if valid {
+                        out[written] = UInt8(truncatingIfNeeded: quad >> 16)
+                        if remainder == 3 { out[written + 1] = UInt8(truncatingIfNeeded: quad >> 8) }
+                        written += remainder - 1
+                    }
+                }
+                initialized = valid ? written : 0
             }
-            consumed += 1
+            return valid ? output : nil
         }
-        // Leftover bits must be zero, or two encodings would decode to the same bytes.
-        if bits > 0, accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-        return output
     }
 
     /// Encodes bytes; `.url` leaves out padding, `.standard` pads with `=`.
-    public static func encode<C: Collection>(_ bytes: C, alphabet: Alphabet) -> String where C.Element == UInt8 {
+    public static func encode(_ bytes: [UInt8], alphabet: Alphabet) -> String {
         let symbols = Array(
             (alphabet == .url
                 ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

@@ -54,20 +54,24 @@ public struct CompactJWS: Sendable {
     public let signingInput: [UInt8]
 
     /// Parses `text`, returning the first rule it breaks.
-    public static func parse<C: Collection>(_ text: C) -> Result<CompactJWS, JWSFailure> where C.Element == UInt8, C.Index == Int {
-        var dots: [Int] = []
-        for index in text.indices where text[index] == UInt8(ascii: ".") {
-            dots.append(index)
-            if dots.count == segmentCount { return .failure(.malformedJWS) }
+    public static func parse(_ text: [UInt8]) -> Result<CompactJWS, JWSFailure> {
+        text.withUnsafeBufferPointer { parse(buffer: $0) }
+    }
+
+    /// Parses compact JWS text held in contiguous memory (for example a native string's UTF-8).
+    public static func parse(buffer text: UnsafeBufferPointer<UInt8>) -> Result<CompactJWS, JWSFailure> {
+        var dots: (Int, Int) = (-1, -1)
+        for index in 0..<text.count where text[index] == UInt8(ascii: ".") {
+            if dots.0 < 0 { dots.0 = index } else if dots.1 < 0 { dots.1 = index } else { return .failure(.malformedJWS) }
         }
-        guard dots.count == segmentCount - 1 else { return .failure(.malformedJWS) }
-        let headerPart = text[text.startIndex..<dots[0]]
-        let payloadPart = text[(dots[0] + 1)..<dots[1]]
-        let signaturePart = text[(dots[1] + 1)..<text.endIndex]
+        guard dots.1 >= 0 else { return .failure(.malformedJWS) }
+        let headerPart = UnsafeBufferPointer(rebasing: text[0..<dots.0])
+        let payloadPart = UnsafeBufferPointer(rebasing: text[(dots.0 + 1)..<dots.1])
+        let signaturePart = UnsafeBufferPointer(rebasing: text[(dots.1 + 1)...])
         guard !headerPart.isEmpty, !payloadPart.isEmpty, !signaturePart.isEmpty else { return .failure(.malformedJWS) }
-        guard let headerBytes = Base64.decode(headerPart, alphabet: .url),
-              let payload = Base64.decode(payloadPart, alphabet: .url),
-              let signature = Base64.decode(signaturePart, alphabet: .url)
+        guard let headerBytes = Base64.decode(buffer: headerPart, alphabet: .url),
+              let payload = Base64.decode(buffer: payloadPart, alphabet: .url),
+              let signature = Base64.decode(buffer: signaturePart, alphabet: .url)
         else { return .failure(.badBase64URL) }
         guard let headerValue = try? JSONParser.parse(headerBytes), let object = headerValue.object else {
             return .failure(.malformedHeader)
@@ -83,7 +87,7 @@ public struct CompactJWS: Sendable {
             header: JOSEHeader(algorithm: algorithm, keyID: keyID, object: object),
             payload: payload,
             signature: signature,
-            signingInput: Array(text[text.startIndex..<dots[1]])
+            signingInput: Array(UnsafeBufferPointer(rebasing: text[0..<dots.1]))
         ))
     }
 

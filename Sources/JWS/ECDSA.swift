@@ -54,18 +54,11 @@ public struct KeyError: Error, Sendable, CustomStringConvertible {
 }
 
 /// SHA-256 of `message`.
-public func sha256<C: Collection>(_ message: C) -> [UInt8] where C.Element == UInt8 {
-    var digest = [UInt8](repeating: 0, count: 32)
-    let done: Void? = message.withContiguousStorageIfAvailable { buffer in
-        _ = digest.withUnsafeMutableBufferPointer { SHA256(buffer.baseAddress, buffer.count, $0.baseAddress) }
+public func sha256(_ message: [UInt8]) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: 32) { digest, initialized in
+        message.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, digest.baseAddress) }
+        initialized = 32
     }
-    if done == nil {
-        let copy = Array(message)
-        copy.withUnsafeBufferPointer { buffer in
-            _ = digest.withUnsafeMutableBufferPointer { SHA256(buffer.baseAddress, buffer.count, $0.baseAddress) }
-        }
-    }
-    return digest
 }
 
 /// An ECDSA public key held as an OpenSSL `EVP_PKEY` for the life of the process.
@@ -145,14 +138,14 @@ public final class ECPublicKey: @unchecked Sendable {
     public var pem: String { pemString { PEM_write_bio_PUBKEY($0, pkey) } }
 
     /// Verifies a strict-DER ECDSA signature over SHA-256(`message`).
-    public func verify<M: Collection>(derSignature: [UInt8], message: M) -> Bool where M.Element == UInt8 {
+    public func verify(derSignature: [UInt8], message: [UInt8]) -> Bool {
         verify(derSignature: derSignature, digest: sha256(message))
     }
 
     /// Verifies a raw `r || s` signature (JOSE form) over SHA-256(`message`).
     ///
     /// The signature must be exactly twice the field size; it is then converted to DER for OpenSSL.
-    public func verify<M: Collection>(rawSignature: [UInt8], message: M) -> Bool where M.Element == UInt8 {
+    public func verify(rawSignature: [UInt8], message: [UInt8]) -> Bool {
         guard rawSignature.count == 2 * curve.fieldSize else { return false }
         return verify(derSignature: DER.ecdsaSignature(raw: rawSignature), digest: sha256(message))
     }
@@ -249,7 +242,7 @@ public final class ECPrivateKey: @unchecked Sendable {
     public var pem: String { pemString { PEM_write_bio_PrivateKey($0, pkey, nil, nil, 0, nil, nil) } }
 
     /// Signs SHA-256(`message`) and returns a DER signature.
-    public func signDER<M: Collection>(message: M) throws(KeyError) -> [UInt8] where M.Element == UInt8 {
+    public func signDER(message: [UInt8]) throws(KeyError) -> [UInt8] {
         let digest = sha256(message)
         guard let context = EVP_PKEY_CTX_new(pkey, nil) else { throw KeyError("cannot create signing context") }
         defer { EVP_PKEY_CTX_free(context) }
@@ -267,7 +260,7 @@ public final class ECPrivateKey: @unchecked Sendable {
     }
 
     /// Signs SHA-256(`message`) and returns raw `r || s`, as JWS ES256 wants it.
-    public func signRaw<M: Collection>(message: M) throws(KeyError) -> [UInt8] where M.Element == UInt8 {
+    public func signRaw(message: [UInt8]) throws(KeyError) -> [UInt8] {
         let der = try signDER(message: message)
         guard let raw = DER.rawSignature(der: der, fieldSize: curve.fieldSize) else { throw KeyError("signing produced bad DER") }
         return raw

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A parsed JSON value that keeps numbers as their literal text and object members in order.
 ///
 /// Postbacks are small flat objects parsed on every request; this parser works on bytes, keeps
@@ -139,7 +145,8 @@ public struct JSONObject: Sendable, Equatable {
 
     /// The value for `key`, if present.
     public subscript(key: String) -> JSONValue? {
-        for member in members where member.key == key { return member.value }
+        let length = key.utf8.count
+        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
         return nil
     }
 
@@ -162,23 +169,47 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String { "\(message) at byte \(offset)" }
 }
 
+/// Member names a caller expects, so the parser can hand back one shared `String` instead of allocating
+/// a new one for each occurrence (most postback keys are longer than Swift's 15-byte inline strings).
+public struct JSONKeyTable: Sendable {
+    private let byLength: [[(bytes: [UInt8], string: String)]]
+
+    /// A table of `keys`.
+    public init(_ keys: [String]) {
+        var byLength = [[(bytes: [UInt8], string: String)]](repeating: [], count: 64)
+        for key in keys where key.utf8.count < byLength.count {
+            byLength[key.utf8.count].append((Array(key.utf8), key))
+        }
+        self.byLength = byLength
+    }
+
+    /// No keys.
+    public static let empty = JSONKeyTable([])
+
+    func lookup(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.count < byLength.count else { return nil }
+        for candidate in byLength[bytes.count] {
+            let equal = candidate.bytes.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+            if equal { return candidate.string }
+        }
+        return nil
+    }
+}
+
 /// A strict RFC 8259 parser over UTF-8 bytes.
 public struct JSONParser {
     /// Deepest nesting accepted; postbacks are flat, so this only bounds hostile input.
     public static let maximumDepth = 32
 
     /// Parses a complete JSON text; trailing non-whitespace is an error.
-    public static func parse<C: Collection>(_ bytes: C) throws(JSONSyntaxError) -> JSONValue where C.Element == UInt8 {
-        let result = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONSyntaxError) -> JSONValue in try parseBuffer(UnsafeRawBufferPointer(buffer)) }
-        } ?? Array(bytes).withUnsafeBytes { buffer in
-            Result { () throws(JSONSyntaxError) -> JSONValue in try parseBuffer(buffer) }
-        }
+    public static func parse(_ bytes: [UInt8], keys: JSONKeyTable = .empty) throws(JSONSyntaxError) -> JSONValue {
+        let result = bytes.withUnsafeBytes { buffer in Result { () throws(JSONSyntaxError) -> JSONValue in try parse(buffer: buffer, keys: keys) } }
         return try result.get()
     }
 
-    private static func parseBuffer(_ buffer: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> JSONValue {
-        var parser = Cursor(bytes: buffer)
+    /// Parses a complete JSON text held in contiguous memory; member names found in `keys` share its strings.
+    public static func parse(buffer: UnsafeRawBufferPointer, keys: JSONKeyTable = .empty) throws(JSONSyntaxError) -> JSONValue {
+        var parser = Cursor(bytes: buffer, keys: keys)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -188,9 +219,13 @@ public struct JSONParser {
 
     private struct Cursor {
         let bytes: UnsafeRawBufferPointer
+        let keys: JSONKeyTable
         var offset = 0
 
-        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+        init(bytes: UnsafeRawBufferPointer, keys: JSONKeyTable) {
+            self.bytes = bytes
+            self.keys = keys
+        }
 
         func error(_ message: String) -> JSONSyntaxError { JSONSyntaxError(offset: offset, message: message) }
 
@@ -230,6 +265,7 @@ public struct JSONParser {
             guard depth <= JSONParser.maximumDepth else { throw error("nesting too deep") }
             offset += 1
             var members: [JSONMember] = []
+            members.reserveCapacity(16)
             skipWhitespace()
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
                 offset += 1
@@ -238,8 +274,9 @@ public struct JSONParser {
             while true {
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw error("expected a member name") }
-                let key = try string()
-                if members.contains(where: { $0.key == key }) { throw error("duplicate member \"\(key)\"") }
+                let key = try memberName()
+                let length = key.utf8.count
+                if members.contains(where: { $0.key.utf8.count == length && $0.key == key }) { throw error("duplicate member \"\(key)\"") }
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 offset += 1
@@ -298,26 +335,38 @@ public struct JSONParser {
 
         func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
+        /// A member name: a known one without escapes comes from the key table, anything else is parsed as a string.
+        mutating func memberName() throws(JSONSyntaxError) -> String {
+            var end = offset + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\""),
+               let known = keys.lookup(UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<end])) {
+                offset = end + 1
+                return known
+            }
+            return try string()
+        }
+
         mutating func string() throws(JSONSyntaxError) -> String {
             offset += 1
             let start = offset
             // Fast path: no escapes, the common case for postbacks (Apple's `\/` takes the slow path).
+            var highBits: UInt8 = 0
             while offset < bytes.count {
                 let byte = bytes[offset]
                 if byte == UInt8(ascii: "\"") {
                     let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
                     offset += 1
-                    return try validatedUTF8(slice)
+                    // ASCII needs no validation; `String(validating:)` is kept for the rare non-ASCII text.
+                    return highBits & 0x80 == 0 ? String(decoding: slice, as: UTF8.self) : try validatedUTF8(slice)
                 }
                 if byte == UInt8(ascii: "\\") { break }
                 if byte < 0x20 { throw error("control character in string") }
+                highBits |= byte
                 offset += 1
             }
             var scalars = String.UnicodeScalarView()
-            guard let prefix = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self) else {
-                throw error("invalid UTF-8")
-            }
-            scalars.append(contentsOf: prefix.unicodeScalars)
+            scalars.append(contentsOf: try validatedUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])).unicodeScalars)
             var runStart = offset
             while offset < bytes.count {
                 let byte = bytes[offset]

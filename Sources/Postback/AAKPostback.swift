@@ -7,7 +7,7 @@ enum AAKPostback {
 
     /// Decodes the JWS payload and the outer unsigned fields into a postback and checks every range.
     static func decode(payload: [UInt8], outer: JSONObject) throws(FieldProblem) -> Postback {
-        guard let payloadValue = try? JSONParser.parse(payload), let signed = payloadValue.object else {
+        guard let payloadValue = try? JSONParser.parse(payload, keys: PostbackKeys.table), let signed = payloadValue.object else {
             throw FieldProblem(.malformedJSON, field: "jws-string", "the JWS payload is not a JSON object")
         }
         let reader = FieldReader(object: signed)

@@ -13,8 +13,8 @@ public struct PostbackVerifier: Sendable {
     }
 
     /// Detects the family (or requires `expected`), checks the signature, decodes and range-checks every field.
-    public func verify<C: Collection>(_ body: C, expecting expected: PostbackProtocol? = nil) -> VerificationResult where C.Element == UInt8 {
-        guard let value = try? JSONParser.parse(body), let object = value.object else {
+    public func verify(_ body: [UInt8], expecting expected: PostbackProtocol? = nil) -> VerificationResult {
+        guard let value = try? JSONParser.parse(body, keys: PostbackKeys.table), let object = value.object else {
             return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a JSON object"), family: nil)
         }
         return verify(object: object, expecting: expected)
@@ -49,7 +49,8 @@ public struct PostbackVerifier: Sendable {
             return .invalid(error, family: .aak)
         }
         let jws: CompactJWS
-        switch CompactJWS.parse(Array(jwsText.utf8)) {
+        let parsed = jwsText.utf8.withContiguousStorageIfAvailable { CompactJWS.parse(buffer: $0) } ?? CompactJWS.parse(Array(jwsText.utf8))
+        switch parsed {
         case .success(let parsed): jws = parsed
         case .failure(let failure):
             return .invalid(FieldProblem(VerificationReason(failure), field: "jws-string", "jws-string: \(failure.rawValue.replacingUnderscores)"), family: .aak)

@@ -1,0 +1,87 @@
+import Foundation
+import JWS
+import Postback
+import PostbackMint
+
+// Measures the verification path on one thread: bytes in, VerificationResult out.
+// Usage: countersign-bench verify [SECONDS]; prints `aak_per_s=N skan_per_s=N raw_verify_per_s=N`.
+
+func measure(seconds: Double, _ body: () -> Bool) -> Double {
+    var done = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    let limit = UInt64(seconds * 1e9)
+    var elapsed: UInt64 = 0
+    while elapsed < limit {
+        for _ in 0..<256 { precondition(body(), "a benchmark input failed to verify") }
+        done += 256
+        elapsed = DispatchTime.now().uptimeNanoseconds - start
+    }
+    return Double(done) / (Double(elapsed) / 1e9)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2, ["verify", "count"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS\n".utf8))
+    exit(2)
+}
+let seconds = arguments[1] == "verify" && arguments.count > 2 ? Double(arguments[2]) ?? 5 : 5
+let key = try ECPrivateKey.generate()
+let ring = try KeyRing([KeyEntry(keyID: "bench/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "bench")])
+let verifier = PostbackVerifier(keyRing: ring)
+
+// Distinct, realistic postbacks from the simulator, so nothing is cached between iterations.
+var simulation = Simulation(seed: 42, key: key, keyID: "bench/0")
+var aakBodies: [[UInt8]] = []
+var skanBodies: [[UInt8]] = []
+while aakBodies.count < 1000 || skanBodies.count < 1000 {
+    let postback = try simulation.next()
+    guard postback.kind == .original else { continue }
+    if postback.family == .aak, aakBodies.count < 1000 { aakBodies.append(postback.body) }
+    if postback.family == .skan, skanBodies.count < 1000, let object = try JSONParser.parse(postback.body).object, object["version"]?.string == "4.0" {
+        skanBodies.append(postback.body)
+    }
+}
+var index = 0
+if arguments[1] == "count" {
+    // A fixed number of iterations, for instruction counting under callgrind (run twice and subtract).
+    let iterations = Int(arguments[3]) ?? 0
+    let message = Array("raw verify".utf8)
+    let der = try key.signDER(message: message)
+    let digest = sha256(message)
+    var verified = 0
+    for iteration in 0..<iterations {
+        switch arguments[2] {
+        case "aak": if case .verified = verifier.verify(aakBodies[iteration % aakBodies.count], expecting: .aak) { verified += 1 }
+        case "skan": if case .verified = verifier.verify(skanBodies[iteration % skanBodies.count], expecting: .skan) { verified += 1 }
+        default: if key.publicKey.verify(derSignature: der, digest: digest) { verified += 1 }
+        }
+    }
+    precondition(verified == iterations)
+    exit(0)
+}
+let aak = measure(seconds: seconds) {
+    index = (index + 1) % aakBodies.count
+    if case .verified = verifier.verify(aakBodies[index], expecting: .aak) { return true }
+    return false
+}
+let skan = measure(seconds: seconds) {
+    index = (index + 1) % skanBodies.count
+    if case .verified = verifier.verify(skanBodies[index], expecting: .skan) { return true }
+    return false
+}
+// The bare OpenSSL verify through our key object, for locating overhead: digest precomputed, DER precomputed.
+let message = Array("raw verify".utf8)
+let der = try key.signDER(message: message)
+let digest = sha256(message)
+let raw = measure(seconds: seconds) { key.publicKey.verify(derSignature: der, digest: digest) }
+print(String(format: "aak_per_s=%.0f skan_per_s=%.0f raw_verify_per_s=%.0f", aak, skan, raw))
+if arguments.contains("--breakdown") {
+    let outer = measure(seconds: 1) { index = (index + 1) % aakBodies.count; return (try? JSONParser.parse(aakBodies[index])) != nil }
+    let objects = aakBodies.map { try! JSONParser.parse($0).object! }
+    let jwsTexts = objects.map { Array($0["jws-string"]!.string!.utf8) }
+    let parse = measure(seconds: 1) { index = (index + 1) % jwsTexts.count; if case .success = CompactJWS.parse(jwsTexts[index]) { return true }; return false }
+    let parsed = jwsTexts.map { try! CompactJWS.parse($0).get() }
+    let payload = measure(seconds: 1) { index = (index + 1) % parsed.count; return (try? JSONParser.parse(parsed[index].payload)) != nil }
+    let object = measure(seconds: 1) { index = (index + 1) % objects.count; return verifier.verify(object: objects[index]).outcome == .verified }
+    print(String(format: "outer_json_per_s=%.0f jws_parse_per_s=%.0f payload_json_per_s=%.0f verify_object_per_s=%.0f", outer, parse, payload, object))
+}
