@@ -29,11 +29,11 @@ let package = Package(
         .target(name: "JWS", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "Postback", dependencies: ["JWS"], swiftSettings: strict),
         .target(name: "PostbackMint", dependencies: ["JWS", "Postback"], swiftSettings: strict),
-        .target(name: "ConversionSchema", dependencies: ["Postback"], swiftSettings: strict),
+        .target(name: "ConversionSchema", dependencies: ["Postback", "JWS"], swiftSettings: strict),
         .target(
             name: "Store",
             dependencies: [
-                "Postback",
+                "Postback", "ConversionSchema",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(
             name: "PostbackServer",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -57,6 +57,7 @@ let package = Package(
         .executableTarget(name: "CountersignBench", dependencies: ["JWS", "Postback", "PostbackMint"], swiftSettings: strict),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",

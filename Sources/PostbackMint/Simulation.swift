@@ -65,17 +65,21 @@ public struct Simulation {
         }
     }
 
-    /// Prepares a simulation signing with `key`; AAK postbacks carry `keyID`.
-    public init(seed: UInt64, key: ECPrivateKey, keyID: String) {
+    private let repeats: Bool
+
+    /// Prepares a simulation signing with `key`; AAK postbacks carry `keyID`. With `repeats` false every
+    /// request is a distinct original (for load tests); otherwise about 5% are duplicates and 3% replays.
+    public init(seed: UInt64, key: ECPrivateKey, keyID: String, repeats: Bool = true) {
         random = SeededGenerator(seed: seed)
         self.key = key
         self.keyID = keyID
+        self.repeats = repeats
     }
 
     /// The next request.
     public mutating func next() throws(KeyError) -> SimulatedPostback {
         let roll = Int.random(in: 0..<100, using: &random)
-        if !originals.isEmpty, roll < 8 {
+        if repeats, !originals.isEmpty, roll < 8 {
             let earlier = originals[Int.random(in: 0..<originals.count, using: &random)]
             if roll < 5 { return try sign(earlier.fields, kind: .duplicate) }
             return try sign(changeUnsigned(earlier.fields), kind: .replay)

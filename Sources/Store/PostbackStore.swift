@@ -70,6 +70,8 @@ public enum Disposition: String, Sendable, Equatable {
 public final class PostbackStore: Sendable {
     /// The GRDB pool (WAL: one writer, concurrent readers).
     public let pool: DatabasePool
+    /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
+    public let catalog = SchemaCatalog()
 
     /// Opens (creating if needed) the database and runs migrations.
     public init(settings: StoreSettings) throws {
@@ -85,15 +87,17 @@ public final class PostbackStore: Sendable {
         }
         pool = try DatabasePool(path: settings.path, configuration: configuration)
         try StoreSchema.migrator.migrate(pool)
+        try pool.read { [catalog] db in try catalog.load(db) }
     }
 
     /// Persists a batch in one transaction and returns each item's disposition, in order.
     public func persist(_ batch: [Intake]) async throws -> [Disposition] {
         // GRDB runs the transaction on its writer queue, so no cooperative thread blocks on fsync.
-        try await pool.write { db in try batch.map { try Self.persist($0, db) } }
+        let catalog = self.catalog
+        return try await pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
     }
 
-    static func persist(_ intake: Intake, _ db: Database) throws -> Disposition {
+    static func persist(_ intake: Intake, _ db: Database, catalog: SchemaCatalog) throws -> Disposition {
         let receivedAt = Timestamp.format(intake.receivedAt)
         let reason: String? = {
             if case .refuse(let problem) = intake.decision { return problem.reason.rawValue }
@@ -114,6 +118,7 @@ public final class PostbackStore: Sendable {
             if existingOutcome == VerificationOutcome.unverifiable.rawValue, intake.result.outcome == .verified {
                 // A verified copy replaces an unverifiable one, so a forged unknown-kid body cannot block the real postback.
                 try row.update(db, id: rowID)
+                try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
             } else {
                 let hash: Data = existing["content_hash"]
                 disposition = hash == row.contentHash ? .duplicate : .replay
@@ -122,6 +127,7 @@ public final class PostbackStore: Sendable {
             }
         } else {
             rowID = try row.insert(db)
+            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
         }
         try insertReceipt(db, intake, receivedAt: receivedAt, reason: reason, disposition: disposition, postbackRow: rowID)
         return disposition
@@ -131,32 +137,6 @@ public final class PostbackStore: Sendable {
         try db.execute(
             sql: "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition, postback_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             arguments: [receivedAt, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, reason, disposition.rawValue, postbackRow])
-    }
-}
-
-/// Timestamps as sortable ISO 8601 text in UTC with milliseconds, which SQLite's date functions read.
-public enum Timestamp {
-    /// `2026-11-22T05:06:32.123Z`.
-    public static func format(_ date: Date) -> String {
-        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        var whole = time_t(totalMilliseconds / 1000)
-        let milliseconds = Int(totalMilliseconds % 1000)
-        var parts = tm()
-        gmtime_r(&whole, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
-    }
-
-    /// Parses `2026-11-01`, `2026-11-01T10:00:00Z` or the stored form; nil when it is none of these.
-    public static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
-        return nil
     }
 }
 

@@ -65,6 +65,49 @@ enum StoreSchema {
                 CREATE INDEX postbacks_outcome ON postbacks(outcome) WHERE outcome = 'unverifiable';
                 """)
         }
+        migrator.registerMigration("v2-schemas-events-apikeys") { db in
+            try db.execute(sql: """
+                CREATE TABLE api_keys (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    prefix TEXT NOT NULL,
+                    key_hash BLOB NOT NULL UNIQUE,
+                    created_at TEXT NOT NULL,
+                    revoked_at TEXT
+                );
+                CREATE TABLE schemas (
+                    id INTEGER PRIMARY KEY,
+                    app TEXT NOT NULL,
+                    revision INTEGER NOT NULL,
+                    document TEXT NOT NULL,
+                    uploaded_at TEXT NOT NULL,
+                    UNIQUE (app, revision)
+                );
+                CREATE TABLE postback_events (
+                    id INTEGER PRIMARY KEY,
+                    postback_id INTEGER NOT NULL REFERENCES postbacks(id),
+                    app TEXT NOT NULL,
+                    schema_revision INTEGER NOT NULL,
+                    schema_version INTEGER NOT NULL,
+                    event_index INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    count INTEGER,
+                    revenue_min REAL,
+                    revenue_max REAL,
+                    currency TEXT,
+                    properties TEXT
+                );
+                CREATE INDEX postback_events_postback ON postback_events(postback_id);
+                ALTER TABLE postbacks ADD COLUMN decode_status TEXT;
+                ALTER TABLE postbacks ADD COLUMN schema_revision INTEGER;
+                ALTER TABLE postbacks ADD COLUMN schema_version INTEGER;
+                ALTER TABLE postbacks ADD COLUMN revenue_min REAL;
+                ALTER TABLE postbacks ADD COLUMN revenue_max REAL;
+                ALTER TABLE postbacks ADD COLUMN currency TEXT;
+                ALTER TABLE postbacks ADD COLUMN source_json TEXT;
+                CREATE INDEX postbacks_app ON postbacks(advertised_item_id, received_at);
+                """)
+        }
         return migrator
     }
 }

@@ -183,3 +183,40 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
         }
     }
 }
+
+/// docs/openapi.yaml and the running server agree on routes.
+@Suite struct OpenAPIAgreementTests {
+    /// (method, path) pairs documented under `paths:`, read from the YAML's two fixed indentation levels.
+    static func documentedOperations() throws -> [(method: String, path: String)] {
+        let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        var operations: [(String, String)] = []
+        var inPaths = false
+        var currentPath: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.hasPrefix(" "), !line.isEmpty { break }
+            if line.hasPrefix("  /"), line.hasSuffix(":") { currentPath = String(line.dropFirst(2).dropLast()); continue }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let currentPath, line.hasPrefix("    "), !line.hasPrefix("     "), ["get:", "post:", "put:", "delete:"].contains(trimmed) {
+                operations.append((String(trimmed.dropLast()).uppercased(), currentPath))
+            }
+        }
+        return operations
+    }
+
+    @Test func everyDocumentedOperationIsServedAndEveryRouteIsDocumented() async throws {
+        let operations = try Self.documentedOperations()
+        let documentedPaths = Set(operations.map(\.path).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        for (path, _) in ServerApplication.postbackRoutes { #expect(documentedPaths.contains(path), "\(path) is not documented") }
+        for path in ["/healthz", "/readyz", "/metrics"] { #expect(documentedPaths.contains(path)) }
+        try await LiveServer().run { client in
+            for operation in operations {
+                let response = try await client.execute(uri: operation.path, method: HTTPRequest.Method(operation.method)!,
+                                                        body: operation.method == "POST" ? ByteBuffer(string: "{}") : nil)
+                #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(operation.method) \(operation.path)")
+            }
+            let undocumented = try await client.execute(uri: "/not-documented", method: .get)
+            #expect(undocumented.status == .notFound)
+        }
+    }
+}

@@ -30,6 +30,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .customLong("key-out"), help: "Where to write a generated key pair when --signing-key is not given.") var keyOut = "data/simulator-key"
     @Option(help: "The kid AAK postbacks carry; the server must trust it under this id.") var kid = "countersign-simulator/0"
     @Option(name: .customLong("ack-log"), help: "Append the dedup key of every postback answered 200 to this file.") var ackLog: String?
+    @Flag(name: .customLong("distinct"), help: "Send only distinct originals: no duplicates or replays (for load tests).") var distinct = false
 
     func validate() throws {
         guard count > 0 else { throw ValidationError("--count must be positive") }
@@ -39,7 +40,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let key = try loadOrCreateKey()
-        var simulation = Simulation(seed: seed, key: key, keyID: kid)
+        var simulation = Simulation(seed: seed, key: key, keyID: kid, repeats: !distinct)
         if let out {
             guard FileManager.default.createFile(atPath: out, contents: nil), let handle = FileHandle(forWritingAtPath: out) else {
                 throw CLIFailure.usage("cannot write \(out)")

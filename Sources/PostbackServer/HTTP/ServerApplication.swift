@@ -55,6 +55,8 @@ enum ServerApplication {
         for (path, route) in postbackRoutes {
             router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
         }
+        let privateAPI = router.group("v1").add(middleware: APIKeyMiddleware(store: store))
+        SchemaRoutes.add(to: privateAPI, store: store)
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {

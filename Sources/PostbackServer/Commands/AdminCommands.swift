@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import JWS
+import Postback
+import Store
+
+/// `--database` as `serve` takes it.
+struct DatabaseOption: ParsableArguments {
+    @Option(help: "SQLite file (default $COUNTERSIGN_DATABASE or data/countersign.sqlite, as serve).")
+    var database: String?
+
+    /// Opens the store, which must exist unless `create` is set.
+    func open(create: Bool = false) throws -> PostbackStore {
+        let path = database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "data/countersign.sqlite"
+        guard create || FileManager.default.fileExists(atPath: path) else { throw CLIFailure.usage("no database at \(path)") }
+        do { return try PostbackStore(settings: StoreSettings(path: path)) } catch { throw CLIFailure.usage("cannot open \(path): \(error)") }
+    }
+}
+
+/// `countersign apikey`: keys for the private HTTP API.
+struct APIKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apikey",
+        abstract: "Create, list and revoke API keys for the /v1 HTTP API (stored hashed; a key is shown once).",
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a key and print it once.")
+        @Option(help: "Who or what the key is for.") var name: String
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let (record, key) = try await database.open(create: true).createAPIKey(name: name)
+            print(JSONValue.object(JSONObject([
+                JSONMember(key: "id", value: .number(String(record.id))),
+                JSONMember(key: "name", value: .string(record.name)),
+                JSONMember(key: "key", value: .string(key)),
+            ])).prettyPrinted)
+            FileHandle.standardError.write(Data("store the key now: it cannot be shown again\n".utf8))
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List keys (never the keys themselves).")
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let keys = try await database.open().listAPIKeys()
+            print(JSONValue.array(keys.map { record in
+                .object(JSONObject([
+                    JSONMember(key: "id", value: .number(String(record.id))),
+                    JSONMember(key: "name", value: .string(record.name)),
+                    JSONMember(key: "prefix", value: .string(record.prefix)),
+                    JSONMember(key: "created_at", value: .string(record.createdAt)),
+                    JSONMember(key: "revoked_at", value: record.revokedAt.map { .string($0) } ?? .null),
+                ]))
+            }).prettyPrinted)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a key by id; it stops working at once.")
+        @Argument(help: "The key's id (from apikey list).") var id: Int64
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            guard try await database.open().revokeAPIKey(id: id) else { throw CLIFailure.rejected("no active key with id \(id)") }
+            print("revoked \(id)")
+        }
+    }
+}
+
+/// `countersign redecode`: apply a corrected schema to history.
+struct RedecodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "redecode",
+        abstract: "Re-apply an app's current schema to its stored postbacks, showing progress.",
+        discussion: "Example: countersign redecode --app 1108187390 --from 2026-11-01"
+    )
+
+    @Option(help: "The app's App Store id.") var app: String
+    @Option(help: "Only postbacks received at or after this time (ISO 8601).") var from: String?
+    @OptionGroup var database: DatabaseOption
+
+    func validate() throws {
+        guard app.allSatisfy(\.isNumber), !app.isEmpty else { throw ValidationError("--app must be the numeric App Store id") }
+        if let from, Timestamp.parse(from) == nil { throw ValidationError("--from must be an ISO 8601 time such as 2026-11-01") }
+    }
+
+    func run() async throws {
+        let store = try database.open()
+        guard store.catalog.entry(app: app) != nil else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
+        let terminal = isatty(STDERR_FILENO) == 1
+        let total = try await store.redecode(app: app, from: from.flatMap { Timestamp.parse($0) }) { done, total in
+            let line = "redecoded \(done)/\(total)"
+            FileHandle.standardError.write(Data((terminal ? "\r" + line : line + "\n").utf8))
+        }
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        print(JSONValue.object(JSONObject([
+            JSONMember(key: "app", value: .string(app)),
+            JSONMember(key: "redecoded", value: .number(String(total))),
+        ])).prettyPrinted)
+    }
+}

@@ -1,0 +1,60 @@
+import ConversionSchema
+import Hummingbird
+import JWS
+import Store
+
+/// `PUT /v1/schemas/{app}` and `GET /v1/schemas/{app}`.
+enum SchemaRoutes {
+    static let maximumSchemaSize = 1 << 20
+
+    static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+        group.put("schemas/:app") { request, context in
+            let app = try appParameter(context)
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumSchemaSize)
+            } catch {
+                throw APIError(.contentTooLarge, "payload_too_large", "a schema may be at most \(maximumSchemaSize) bytes")
+            }
+            switch try await store.putSchema(app: app, document: Array(buffer: body)) {
+            case .invalid(let errors):
+                var answer = JSONObject()
+                answer.set("error", .string("invalid_schema"))
+                answer.set("message", .string("the schema has \(errors.count) error(s)"))
+                answer.set("diagnostics", .array(errors.map(diagnostic)))
+                return JSONResponse.make(status: .unprocessableContent, answer)
+            case .stored(let revision, let warnings, let decoded):
+                return JSONResponse.make(JSONObject([
+                    JSONMember(key: "app", value: .string(app)),
+                    JSONMember(key: "revision", value: .number(String(revision))),
+                    JSONMember(key: "warnings", value: .array(warnings.map(diagnostic))),
+                    JSONMember(key: "decoded_postbacks", value: .number(String(decoded))),
+                ]))
+            }
+        }
+        group.get("schemas/:app") { _, context in
+            let app = try appParameter(context)
+            guard let stored = try await store.schemaDocument(app: app) else {
+                throw APIError(.notFound, "schema_not_found", "no schema has been uploaded for app \(app)")
+            }
+            var headers = HTTPFields()
+            headers[.init("Schema-Revision")!] = String(stored.revision)
+            return JSONResponse.make(text: stored.document, headers: headers)
+        }
+    }
+
+    static func appParameter(_ context: AppRequestContext) throws -> String {
+        guard let app = context.parameters.get("app"), !app.isEmpty, app.allSatisfy(\.isNumber) else {
+            throw APIError(.badRequest, "bad_app", "the app is the numeric App Store id, such as /v1/schemas/1108187390")
+        }
+        return app
+    }
+
+    static func diagnostic(_ diagnostic: SchemaDiagnostic) -> JSONValue {
+        .object(JSONObject([
+            JSONMember(key: "severity", value: .string(diagnostic.severity.rawValue)),
+            JSONMember(key: "path", value: .string(diagnostic.path)),
+            JSONMember(key: "message", value: .string(diagnostic.message)),
+        ]))
+    }
+}

@@ -1,0 +1,145 @@
+import ConversionSchema
+import Foundation
+import GRDB
+import JWS
+import Postback
+import Synchronization
+
+/// The current schema of each app, held in memory for decoding at ingest and kept in step with the `schemas` table.
+public final class SchemaCatalog: Sendable {
+    /// A stored schema revision.
+    public struct Entry: Sendable {
+        /// Increases with every upload for the app.
+        public let revision: Int
+        /// The checked schema.
+        public let schema: ConversionSchema
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    /// An empty catalog.
+    public init() {}
+
+    /// The current schema for `app`.
+    public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
+
+    func set(_ entry: Entry, app: String) { entries.withLock { $0[app] = entry } }
+
+    /// Loads the latest revision of every app's schema.
+    func load(_ db: Database) throws {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT app, revision, document FROM schemas s
+            WHERE revision = (SELECT max(revision) FROM schemas WHERE app = s.app)
+            """)
+        for row in rows {
+            let document: String = row["document"]
+            if let schema = SchemaReader.check(Array(document.utf8)).schema {
+                set(Entry(revision: row["revision"], schema: schema), app: row["app"])
+            }
+        }
+    }
+}
+
+/// Decoding a stored postback into `postback_events`, shared by ingest and `redecode`.
+enum EventWriter {
+    /// Replaces the events of postback `rowID` with what the app's current schema says, or marks it undecoded.
+    static func decode(_ db: Database, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog) throws {
+        let app = String(postback.advertisedItemID)
+        try db.execute(sql: "DELETE FROM postback_events WHERE postback_id = ?", arguments: [rowID])
+        guard let entry = catalog.entry(app: app) else {
+            try db.execute(sql: "UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL WHERE id = ?", arguments: [rowID])
+            return
+        }
+        switch SchemaDecoder.decode(entry.schema, postback: postback, receivedAt: receivedAt) {
+        case .failure(let failure):
+            try db.execute(sql: "UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL WHERE id = ?",
+                           arguments: [failure.rawValue, entry.revision, rowID])
+        case .success(let decoded):
+            for (index, event) in decoded.events.enumerated() {
+                let properties = event.properties.isEmpty && decoded.properties.isEmpty ? nil
+                    : JSONValue.object(JSONObject(decoded.properties.merging(event.properties) { $1 }.sorted { $0.key < $1.key }
+                        .map { JSONMember(key: $0.key, value: .string($0.value)) })).serialized
+                try db.execute(sql: """
+                    INSERT INTO postback_events (postback_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
+                                     event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
+            }
+            let source = decoded.source.isEmpty ? nil : JSONValue.array(decoded.source.map { level in
+                .object(JSONObject([
+                    JSONMember(key: "level", value: .string(level.level)),
+                    JSONMember(key: "digits", value: .string(level.digits)),
+                    JSONMember(key: "name", value: level.name.map { .string($0) } ?? .null),
+                ]))
+            }).serialized
+            try db.execute(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ? WHERE id = ?",
+                           arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source, rowID])
+        }
+    }
+}
+
+/// Outcome of storing a schema upload.
+public enum SchemaUpload: Sendable {
+    /// Stored as `revision`; `decoded` postbacks that had no schema were decoded now.
+    case stored(revision: Int, warnings: [SchemaDiagnostic], decoded: Int)
+    /// Refused: the static checks found errors.
+    case invalid([SchemaDiagnostic])
+}
+
+extension PostbackStore {
+    /// Checks and stores a schema document for `app`, then decodes that app's postbacks that were waiting for one.
+    public func putSchema(app: String, document: [UInt8]) async throws -> SchemaUpload {
+        let check = SchemaReader.check(document)
+        guard let schema = check.schema else { return .invalid(check.errors) }
+        guard schema.app == app else {
+            return .invalid([SchemaDiagnostic(severity: .error, path: "$.app", message: "is \(schema.app) but the upload is for app \(app)")])
+        }
+        let catalog = self.catalog
+        let revision = try await pool.write { db -> Int in
+            let revision = (try Int.fetchOne(db, sql: "SELECT max(revision) FROM schemas WHERE app = ?", arguments: [app]) ?? 0) + 1
+            try db.execute(sql: "INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?)",
+                           arguments: [app, revision, String(decoding: document, as: UTF8.self), Timestamp.format(Date())])
+            return revision
+        }
+        catalog.set(SchemaCatalog.Entry(revision: revision, schema: schema), app: app)
+        let decoded = try await redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
+        return .stored(revision: revision, warnings: check.warnings, decoded: decoded)
+    }
+
+    /// The latest stored document for `app`, with its revision.
+    public func schemaDocument(app: String) async throws -> (revision: Int, document: String)? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", arguments: [app])
+                .map { ($0["revision"], $0["document"]) }
+        }
+    }
+
+    /// Re-applies the app's current schema to stored postbacks received at or after `from` (all when nil), in chunks;
+    /// `progress(done, total)` is called after each chunk. Returns how many postbacks were decoded.
+    public func redecode(app: String, from: Date?, onlyUndecoded: Bool = false, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
+        let appID = Int64(app) ?? -1
+        let fromText = from.map(Timestamp.format) ?? ""
+        let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')" + (onlyUndecoded ? " AND decode_status IS NULL" : "")
+        let ids = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM postbacks WHERE \(filter) ORDER BY id", arguments: [appID, fromText]) }
+        let verifier = PostbackVerifier(keyRing: try KeyRing([]))
+        let catalog = self.catalog
+        var done = 0
+        for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
+            try await pool.write { db in
+                for id in chunk {
+                    guard let row = try Row.fetchOne(db, sql: "SELECT body, route, received_at FROM postbacks WHERE id = ?", arguments: [id]) else { continue }
+                    let body: Data = row["body"]
+                    let route: String = row["route"]
+                    let receivedAt: String = row["received_at"]
+                    // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
+                    guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
+                          let time = Timestamp.parse(receivedAt) else { continue }
+                    try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
+                }
+            }
+            done += chunk.count
+            progress(done, ids.count)
+        }
+        return done
+    }
+}
