@@ -3,12 +3,13 @@ import GRDB
 import JWS
 import Postback
 
-/// A postback flattened into the `postbacks` table's columns.
-struct PostbackRow {
-    let values: [(column: String, value: (any DatabaseValueConvertible)?)]
+/// A postback flattened into the `postbacks` table's columns, prepared outside the writer so the single
+/// writer thread only runs SQL. `receipt_id` is the last column and is filled in at insert time.
+struct PostbackRow: Sendable {
+    let values: [DatabaseValue]
     let contentHash: Data
 
-    init(postback: Postback, intake: Intake, receivedAt: String, reason: String?) {
+    init(postback: Postback, intake: (route: String, result: VerificationResult, decision: PolicyDecision), receivedAt: String, reason: String?) {
         var countable = false
         if case .accept(let isCountable) = intake.decision { countable = isCountable }
         var keyID: String?
@@ -21,7 +22,7 @@ struct PostbackRow {
         let unsignedJSON = JSONValue.object(postback.unsignedFields).serialized
         let tier = postback.tier
         contentHash = Data(sha256(Array(Self.canonical(postback.signedFields).utf8) + [0x0A] + Array(Self.canonical(postback.unsignedFields).utf8)))
-        values = [
+        let named: [(column: String, value: (any DatabaseValueConvertible)?)] = [
             ("dedup_key", postback.dedupKey),
             ("protocol", postback.family.rawValue),
             ("version", postback.version),
@@ -57,10 +58,11 @@ struct PostbackRow {
             ("tier_max", tier.maximum),
             ("signed_json", signedJSON),
             ("unsigned_json", unsignedJSON),
-            ("body", Data(intake.body)),
             ("route", intake.route),
             ("content_hash", contentHash),
         ]
+        assert(named.map(\.column) + ["receipt_id"] == Self.columnNames, "PostbackRow values and columnNames disagree")
+        values = named.map { $0.value?.databaseValue ?? .null }
     }
 
     /// Members sorted by key, so the same content in another order hashes the same.
@@ -68,15 +70,27 @@ struct PostbackRow {
         JSONValue.object(JSONObject(object.members.sorted { $0.key < $1.key })).serialized
     }
 
-    func insert(_ db: Database) throws -> Int64 {
-        let columns = values.map(\.column).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO postbacks (\(columns)) VALUES (\(placeholders))", arguments: StatementArguments(values.map(\.value)))
-        return db.lastInsertedRowID
+    /// Inserts the row unless its dedup key exists; returns the new id, or nil on a conflict.
+    func insertIfNew(_ db: Database, receiptID: Int64) throws -> Int64? {
+        // The column list is the same for every row, so the statement is compiled once per connection and cached.
+        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments(values + [receiptID.databaseValue]))
+        return db.changesCount > 0 ? db.lastInsertedRowID : nil
     }
 
-    func update(_ db: Database, id: Int64) throws {
-        let assignments = values.map { "\($0.column) = ?" }.joined(separator: ", ")
-        try db.execute(sql: "UPDATE postbacks SET \(assignments) WHERE id = ?", arguments: StatementArguments(values.map(\.value) + [id]))
+    static let columns = PostbackRow.columnNames
+    static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING"
+    static let updateSQL = "UPDATE postbacks SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
+    func update(_ db: Database, id: Int64, receiptID: Int64) throws {
+        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(values + [receiptID.databaseValue, id.databaseValue]))
     }
+
+    /// The columns in the order `values` lists them.
+    static let columnNames = [
+        "dedup_key", "protocol", "version", "outcome", "reason", "key_id", "environment", "countable", "received_at",
+        "postback_identifier", "ad_network_id", "source_identifier", "campaign_id", "advertised_item_id", "conversion_type",
+        "redownload", "did_win", "conversion_window", "publisher_item_id", "source_domain", "marketplace_id", "impression_type",
+        "fidelity_type", "conversion_value", "coarse_value", "ad_interaction_type", "country_code", "source_digits", "digit_count",
+        "conversion_class", "interaction", "tier_min", "tier_max", "signed_json", "unsigned_json", "route", "content_hash", "receipt_id",
+    ]
 }

@@ -29,6 +29,9 @@ public struct StoreSettings: Sendable {
 }
 
 /// One received body with its verification result and the policy's decision, ready to persist.
+///
+/// Everything that can be computed before the write (the row's columns, its content hash) is computed here,
+/// in the request's own task, so the single writer only runs SQL.
 public struct Intake: Sendable {
     /// When it arrived.
     public let receivedAt: Date
@@ -42,8 +45,12 @@ public struct Intake: Sendable {
     public let result: VerificationResult
     /// What the policy decided.
     public let decision: PolicyDecision
+    let receivedAtText: String
+    let reason: String?
+    /// The postback row to store; nil when the body is rejected.
+    let row: PostbackRow?
 
-    /// Creates an intake.
+    /// Creates an intake and prepares its row.
     public init(receivedAt: Date, remoteAddress: String?, route: String, body: [UInt8], result: VerificationResult, decision: PolicyDecision) {
         self.receivedAt = receivedAt
         self.remoteAddress = remoteAddress
@@ -51,6 +58,14 @@ public struct Intake: Sendable {
         self.body = body
         self.result = result
         self.decision = decision
+        receivedAtText = Timestamp.format(receivedAt)
+        if case .refuse(let problem) = decision {
+            reason = problem.reason.rawValue
+            row = nil
+        } else {
+            reason = result.problem?.reason.rawValue
+            row = result.postback.map { PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: Timestamp.format(receivedAt), reason: result.problem?.reason.rawValue) }
+        }
     }
 }
 
@@ -98,45 +113,39 @@ public final class PostbackStore: Sendable {
     }
 
     static func persist(_ intake: Intake, _ db: Database, catalog: SchemaCatalog) throws -> Disposition {
-        let receivedAt = Timestamp.format(intake.receivedAt)
-        let reason: String? = {
-            if case .refuse(let problem) = intake.decision { return problem.reason.rawValue }
-            return intake.result.problem?.reason.rawValue
-        }()
-        let refused: Bool
-        if case .refuse = intake.decision { refused = true } else { refused = false }
-        guard let postback = intake.result.postback, !refused else {
-            try insertReceipt(db, intake, receivedAt: receivedAt, reason: reason, disposition: .rejected, postbackRow: nil)
+        guard let row = intake.row, let postback = intake.result.postback else {
+            _ = try insertReceipt(db, intake, disposition: .rejected)
             return .rejected
         }
-        let row = PostbackRow(postback: postback, intake: intake, receivedAt: receivedAt, reason: reason)
-        var disposition = Disposition.stored
-        var rowID: Int64
-        if let existing = try Row.fetchOne(db, sql: "SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?", arguments: [postback.dedupKey]) {
-            rowID = existing["id"]
-            let existingOutcome: String = existing["outcome"]
-            if existingOutcome == VerificationOutcome.unverifiable.rawValue, intake.result.outcome == .verified {
-                // A verified copy replaces an unverifiable one, so a forged unknown-kid body cannot block the real postback.
-                try row.update(db, id: rowID)
-                try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
-            } else {
-                let hash: Data = existing["content_hash"]
-                disposition = hash == row.contentHash ? .duplicate : .replay
-                let column = disposition == .duplicate ? "duplicates" : "replays"
-                try db.execute(sql: "UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?", arguments: [rowID])
-            }
-        } else {
-            rowID = try row.insert(db)
-            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
+        // Most bodies are new postbacks: insert the receipt as stored, then the row that points at it.
+        let receiptID = try insertReceipt(db, intake, disposition: .stored)
+        if let rowID = try row.insertIfNew(db, receiptID: receiptID) {
+            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog, isNewRow: true)
+            return .stored
         }
-        try insertReceipt(db, intake, receivedAt: receivedAt, reason: reason, disposition: disposition, postbackRow: rowID)
+        let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?"), arguments: [postback.dedupKey])!
+        let rowID: Int64 = existing["id"]
+        let existingOutcome: String = existing["outcome"]
+        if existingOutcome == VerificationOutcome.unverifiable.rawValue, intake.result.outcome == .verified {
+            // A verified copy replaces an unverifiable one, so a forged unknown-kid body cannot block the real postback.
+            try row.update(db, id: rowID, receiptID: receiptID)
+            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
+            return .stored
+        }
+        let hash: Data = existing["content_hash"]
+        let disposition: Disposition = hash == row.contentHash ? .duplicate : .replay
+        let column = disposition == .duplicate ? "duplicates" : "replays"
+        try db.cachedStatement(sql: "UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?").execute(arguments: [rowID])
+        try db.cachedStatement(sql: "UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?").execute(arguments: [disposition.rawValue, rowID, receiptID])
         return disposition
     }
 
-    private static func insertReceipt(_ db: Database, _ intake: Intake, receivedAt: String, reason: String?, disposition: Disposition, postbackRow: Int64?) throws {
-        try db.execute(
-            sql: "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition, postback_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            arguments: [receivedAt, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, reason, disposition.rawValue, postbackRow])
+    /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.
+    private static func insertReceipt(_ db: Database, _ intake: Intake, disposition: Disposition) throws -> Int64 {
+        try db.cachedStatement(
+            sql: "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue])
+        return db.lastInsertedRowID
     }
 }
 
@@ -159,7 +168,7 @@ extension PostbackStore {
     /// Re-checks every unverifiable postback with `check` and records what it finds now.
     public func reverify(_ check: @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
         let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, route, body, received_at FROM postbacks WHERE outcome = 'unverifiable' ORDER BY id")
+            try Row.fetchAll(db, sql: "SELECT p.id, p.route, r.body, p.received_at, p.receipt_id FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.outcome = 'unverifiable' ORDER BY p.id")
         }
         var summary = ReverifySummary()
         for row in rows {
@@ -171,9 +180,9 @@ extension PostbackStore {
             let (result, decision) = check(route, Array(body))
             switch result {
             case .verified(let postback, _):
-                let intake = Intake(receivedAt: Date(), remoteAddress: nil, route: route, body: Array(body), result: result, decision: decision)
+                let receiptID: Int64 = row["receipt_id"]
                 try await pool.write { db in
-                    try PostbackRow(postback: postback, intake: intake, receivedAt: receivedAt, reason: nil).update(db, id: id)
+                    try PostbackRow(postback: postback, intake: (route, result, decision), receivedAt: receivedAt, reason: nil).update(db, id: id, receiptID: receiptID)
                 }
                 summary.promoted += 1
             case .unverifiable:

@@ -17,7 +17,6 @@ enum StoreSchema {
                     disposition TEXT NOT NULL,
                     postback_id INTEGER
                 );
-                CREATE INDEX receipts_received_at ON receipts(received_at);
                 CREATE TABLE postbacks (
                     id INTEGER PRIMARY KEY,
                     dedup_key TEXT NOT NULL UNIQUE,
@@ -55,7 +54,7 @@ enum StoreSchema {
                     tier_max INTEGER NOT NULL,
                     signed_json TEXT NOT NULL,
                     unsigned_json TEXT NOT NULL,
-                    body BLOB NOT NULL,
+                    receipt_id INTEGER NOT NULL,
                     route TEXT NOT NULL,
                     content_hash BLOB NOT NULL,
                     duplicates INTEGER NOT NULL DEFAULT 0,

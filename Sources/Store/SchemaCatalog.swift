@@ -43,10 +43,13 @@ public final class SchemaCatalog: Sendable {
 /// Decoding a stored postback into `postback_events`, shared by ingest and `redecode`.
 enum EventWriter {
     /// Replaces the events of postback `rowID` with what the app's current schema says, or marks it undecoded.
-    static func decode(_ db: Database, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog) throws {
+    /// A row just inserted has no events and no decode columns yet, so clearing them is skipped.
+    static func decode(_ db: Database, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog, isNewRow: Bool = false) throws {
         let app = String(postback.advertisedItemID)
-        try db.execute(sql: "DELETE FROM postback_events WHERE postback_id = ?", arguments: [rowID])
-        guard let entry = catalog.entry(app: app) else {
+        let entry = catalog.entry(app: app)
+        if isNewRow, entry == nil { return }
+        if !isNewRow { try db.cachedStatement(sql: "DELETE FROM postback_events WHERE postback_id = ?").execute(arguments: [rowID]) }
+        guard let entry else {
             try db.execute(sql: "UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL WHERE id = ?", arguments: [rowID])
             return
         }
@@ -59,10 +62,10 @@ enum EventWriter {
                 let properties = event.properties.isEmpty && decoded.properties.isEmpty ? nil
                     : JSONValue.object(JSONObject(decoded.properties.merging(event.properties) { $1 }.sorted { $0.key < $1.key }
                         .map { JSONMember(key: $0.key, value: .string($0.value)) })).serialized
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     INSERT INTO postback_events (postback_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
+                    """).execute(arguments: [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
                                      event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
             }
             let source = decoded.source.isEmpty ? nil : JSONValue.array(decoded.source.map { level in
@@ -72,8 +75,8 @@ enum EventWriter {
                     JSONMember(key: "name", value: level.name.map { .string($0) } ?? .null),
                 ]))
             }).serialized
-            try db.execute(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ? WHERE id = ?",
-                           arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source, rowID])
+            try db.cachedStatement(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ? WHERE id = ?")
+                .execute(arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source, rowID])
         }
     }
 }
@@ -127,7 +130,7 @@ extension PostbackStore {
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
             try await pool.write { db in
                 for id in chunk {
-                    guard let row = try Row.fetchOne(db, sql: "SELECT body, route, received_at FROM postbacks WHERE id = ?", arguments: [id]) else { continue }
+                    guard let row = try Row.fetchOne(db, sql: "SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", arguments: [id]) else { continue }
                     let body: Data = row["body"]
                     let route: String = row["route"]
                     let receivedAt: String = row["received_at"]

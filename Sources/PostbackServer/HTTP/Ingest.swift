@@ -6,6 +6,7 @@ import Metrics
 import NIOCore
 import Postback
 import Store
+import Synchronization
 
 /// The postback path: raw body → verifier → policy → group commit → status. Nothing else decides.
 struct Ingest: Sendable {
@@ -50,16 +51,18 @@ struct Ingest: Sendable {
             count(route, status: 500, outcome: "storage_failed")
             throw APIError(.internalServerError, "storage_unavailable", "the postback could not be stored; retry later")
         }
-        var metadata: Logger.Metadata = ["outcome": "\(result.outcome.rawValue)", "disposition": "\(disposition.rawValue)"]
-        if let postback = result.postback { metadata["dedup_key"] = "\(postback.dedupKey)" }
         if case .refuse(let problem) = decision {
-            metadata["reason"] = "\(problem.reason.rawValue)"
-            context.logger.info("postback rejected", metadata: metadata)
+            context.logger.info("postback rejected", metadata: [
+                "outcome": "\(result.outcome.rawValue)", "reason": "\(problem.reason.rawValue)",
+                "dedup_key": "\(result.postback?.dedupKey ?? "-")",
+            ])
             let status: HTTPResponse.Status = problem.reason.outcome == .verified ? .forbidden : .badRequest
             count(route, status: status.code, outcome: problem.reason.rawValue)
             throw APIError(status, problem.reason.rawValue, problem.message)
         }
-        context.logger.debug("postback stored", metadata: metadata)
+        context.logger.debug("postback stored", metadata: [
+            "outcome": "\(result.outcome.rawValue)", "disposition": "\(disposition.rawValue)", "dedup_key": "\(result.postback?.dedupKey ?? "-")",
+        ])
         count(route, status: 200, outcome: disposition == .stored ? result.outcome.rawValue : disposition.rawValue)
         var answer = JSONObject()
         answer.set("status", .string(disposition.rawValue))
@@ -69,8 +72,18 @@ struct Ingest: Sendable {
         return JSONResponse.make(answer)
     }
 
+    /// Counters by (route, status, outcome), made once each: the label set is small and fixed by the reason codes.
+    private static let counters = Mutex<[String: Counter]>([:])
+
     private func count(_ route: Route, status: Int, outcome: String) {
-        Counter(label: "countersign_postback_requests_total",
-                dimensions: [("route", route.rawValue), ("status", String(status)), ("outcome", outcome)]).increment()
+        let key = "\(route.rawValue)|\(status)|\(outcome)"
+        let counter = Self.counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: "countersign_postback_requests_total",
+                                  dimensions: [("route", route.rawValue), ("status", String(status)), ("outcome", outcome)])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
     }
 }
