@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why a compact JWS was refused before its signature could be checked, or by the check itself.
 ///
 /// The raw values are stable codes shared with ``Postback``'s verification reasons.
@@ -60,11 +66,15 @@ public struct CompactJWS: Sendable {
 
     /// Parses compact JWS text held in contiguous memory (for example a native string's UTF-8).
     public static func parse(buffer text: UnsafeBufferPointer<UInt8>) -> Result<CompactJWS, JWSFailure> {
-        var dots: (Int, Int) = (-1, -1)
-        for index in 0..<text.count where text[index] == UInt8(ascii: ".") {
-            if dots.0 < 0 { dots.0 = index } else if dots.1 < 0 { dots.1 = index } else { return .failure(.malformedJWS) }
+        guard let base = text.baseAddress else { return .failure(.malformedJWS) }
+        func dot(after start: Int) -> Int? {
+            guard start < text.count, let found = memchr(base + start, Int32(UInt8(ascii: ".")), text.count - start) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
-        guard dots.1 >= 0 else { return .failure(.malformedJWS) }
+        guard let first = dot(after: 0), let second = dot(after: first + 1), dot(after: second + 1) == nil else {
+            return .failure(.malformedJWS)
+        }
+        let dots = (first, second)
         let headerPart = UnsafeBufferPointer(rebasing: text[0..<dots.0])
         let payloadPart = UnsafeBufferPointer(rebasing: text[(dots.0 + 1)..<dots.1])
         let signaturePart = UnsafeBufferPointer(rebasing: text[(dots.1 + 1)...])

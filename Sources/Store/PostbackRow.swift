@@ -18,10 +18,11 @@ struct PostbackRow: Sendable {
             keyID = signer.keyID
             environment = signer.environment.rawValue
         }
-        let signedJSON = JSONValue.object(postback.signedFields).serialized
-        let unsignedJSON = JSONValue.object(postback.unsignedFields).serialized
+        // Members sorted by key: the same content in another order stores and hashes the same.
+        let signedJSON = Self.canonical(postback.signedFields)
+        let unsignedJSON = Self.canonical(postback.unsignedFields)
         let tier = postback.tier
-        contentHash = Data(sha256(Array(Self.canonical(postback.signedFields).utf8) + [0x0A] + Array(Self.canonical(postback.unsignedFields).utf8)))
+        contentHash = Data(sha256(Array(signedJSON.utf8) + [0x0A] + Array(unsignedJSON.utf8)))
         let named: [(column: String, value: (any DatabaseValueConvertible)?)] = [
             ("dedup_key", postback.dedupKey),
             ("protocol", postback.family.rawValue),

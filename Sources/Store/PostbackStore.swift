@@ -64,7 +64,7 @@ public struct Intake: Sendable {
             row = nil
         } else {
             reason = result.problem?.reason.rawValue
-            row = result.postback.map { PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: Timestamp.format(receivedAt), reason: result.problem?.reason.rawValue) }
+            row = result.postback.map { [receivedAtText] in PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: receivedAtText, reason: result.problem?.reason.rawValue) }
         }
     }
 }
