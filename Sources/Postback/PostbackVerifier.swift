@@ -1,4 +1,22 @@
 import JWS
+import Synchronization
+
+/// The key that last verified each ad network's SKAdNetwork postbacks, tried first next time.
+///
+/// SKAN postbacks carry no key id, so every pinned key on the version's curve is a candidate; an operator's extra
+/// `--key` would otherwise cost a second signature check on every postback. The hint only changes the order of
+/// tries, never the verdict.
+final class SKANKeyHints: Sendable {
+    private let hints = Mutex<[String: String]>([:])
+
+    func preferred(adNetworkID: String) -> String? { hints.withLock { $0[adNetworkID] } }
+
+    func remember(adNetworkID: String, keyID: String) {
+        hints.withLock { hints in
+            if hints[adNetworkID] != keyID, hints.count < 10_000 { hints[adNetworkID] = keyID }
+        }
+    }
+}
 
 /// The one entry point from raw bytes to a ``VerificationResult``.
 ///
@@ -6,6 +24,7 @@ import JWS
 public struct PostbackVerifier: Sendable {
     /// The pinned keys.
     public let keyRing: KeyRing
+    private let skanHints = SKANKeyHints()
 
     /// Creates a verifier over `keyRing`.
     public init(keyRing: KeyRing) {
@@ -99,7 +118,11 @@ public struct PostbackVerifier: Sendable {
         } catch {
             return .invalid(error, family: .skan)
         }
-        let candidates = keyRing.entries(usage: .skan, curve: version.curve)
+        var candidates = keyRing.entries(usage: .skan, curve: version.curve)
+        if candidates.count > 1, let preferred = skanHints.preferred(adNetworkID: postback.adNetworkID),
+           let index = candidates.firstIndex(where: { $0.keyID == preferred }) {
+            candidates.swapAt(0, index)
+        }
         guard let signatureText, !candidates.isEmpty else {
             let why = signatureText == nil ? "this 1.0 postback carries no attribution-signature" : "no pinned \(version.curve.rawValue) key for SKAdNetwork \(declared)"
             return .unverifiable(postback, FieldProblem(.noKey, field: "attribution-signature", why))
@@ -109,6 +132,7 @@ public struct PostbackVerifier: Sendable {
         }
         let digest = sha256(signed.bytes)
         for entry in candidates where entry.key.verify(derSignature: signature, digest: digest) {
+            if candidates.count > 1 { skanHints.remember(adNetworkID: postback.adNetworkID, keyID: entry.keyID) }
             return .verified(postback, SignerIdentity(keyID: entry.keyID, environment: entry.environment))
         }
         return .invalid(FieldProblem(.badSignature, field: "attribution-signature",
