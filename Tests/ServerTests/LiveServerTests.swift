@@ -207,11 +207,15 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
     @Test func everyDocumentedOperationIsServedAndEveryRouteIsDocumented() async throws {
         let operations = try Self.documentedOperations()
         let documentedPaths = Set(operations.map(\.path).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        #expect(documentedPaths.contains("/v1/schemas/{app}"))
+        #expect(Set(operations.filter { $0.path == "/v1/schemas/{app}" }.map(\.method)) == ["GET", "PUT"])
         for (path, _) in ServerApplication.postbackRoutes { #expect(documentedPaths.contains(path), "\(path) is not documented") }
         for path in ["/healthz", "/readyz", "/metrics"] { #expect(documentedPaths.contains(path)) }
         try await LiveServer().run { client in
             for operation in operations {
-                let response = try await client.execute(uri: operation.path, method: HTTPRequest.Method(operation.method)!,
+                // Path parameters get a sample value; a documented route must not answer 404 or 405.
+                let uri = operation.path.replacingOccurrences(of: "{app}", with: "1108187390")
+                let response = try await client.execute(uri: uri, method: HTTPRequest.Method(operation.method)!,
                                                         body: operation.method == "POST" ? ByteBuffer(string: "{}") : nil)
                 #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(operation.method) \(operation.path)")
             }
