@@ -107,6 +107,49 @@ enum StoreSchema {
                 CREATE INDEX postbacks_app ON postbacks(advertised_item_id, received_at);
                 """)
         }
+        migrator.registerMigration("v3-analyst-views") { db in
+            // Views for analysts (docs/sql.md): stable names over the storage tables. Values Apple does not sign
+            // carry `_unsigned` in their names so no query mistakes them for signed ones.
+            try db.execute(sql: """
+                CREATE VIEW conversions AS
+                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
+                       p.outcome, p.environment, p.key_id, p.countable,
+                       p.ad_network_id, p.advertised_item_id AS app, p.dedup_key, p.postback_identifier,
+                       p.source_digits AS source_identifier, p.digit_count,
+                       substr(p.source_digits, 1, 2) AS campaign,
+                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                       p.source_json AS source_levels,
+                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                       p.tier_min, p.tier_max,
+                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                       p.decode_status, p.schema_revision, p.schema_version,
+                       p.revenue_min, p.revenue_max, (p.revenue_min + p.revenue_max) / 2.0 AS revenue_mid, p.currency,
+                       p.duplicates, p.replays
+                FROM postbacks p
+                WHERE p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversion_events AS
+                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
+                       c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                       c.conversion_class, c.conversion_window, c.did_win,
+                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                       e.revenue_min, e.revenue_max, (e.revenue_min + e.revenue_max) / 2.0 AS revenue_mid, e.currency, e.properties
+                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+                CREATE VIEW conversions_daily AS
+                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window,
+                       count(*) AS postbacks,
+                       sum(countable) AS counted,
+                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
+                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                       sum(duplicates) AS duplicates, sum(replays) AS replays,
+                       sum(CASE WHEN countable THEN revenue_min END) AS revenue_min,
+                       sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
+                FROM conversions
+                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
+                """)
+        }
         return migrator
     }
 }

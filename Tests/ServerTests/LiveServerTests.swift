@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import GRDB
 import Hummingbird
@@ -222,5 +223,70 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
             let undocumented = try await client.execute(uri: "/not-documented", method: .get)
             #expect(undocumented.status == .notFound)
         }
+    }
+}
+
+/// Every postback route stores, deduplicates and detects replays the same way.
+@Suite struct RouteMatrixTests {
+    static let skanKey = LiveServer.networkKey
+
+    static func body(_ family: String, id: String, country: String?) throws -> ByteBuffer {
+        if family == "aak" { return try LiveServer.aak(id) { $0.countryCode = country } }
+        var fields = SKANPostbackFields(transactionID: id)
+        fields.countryCode = country
+        return ByteBuffer(bytes: try Mint.skan(fields, key: skanKey))
+    }
+
+    @Test(arguments: [(aakPath, "aak"), (skanPath, "skan"), ("/postbacks", "aak"), ("/postbacks", "skan")])
+    func storedDuplicateReplay(path: String, family: String) async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            let statuses = try await [nil, nil, "GB"].asyncMap { country in
+                try await client.execute(uri: path, method: .post, body: try Self.body(family, id: "M-\(family)", country: country)).json?["status"]
+            }
+            #expect(statuses == [.string("stored"), .string("duplicate"), .string("replay")])
+        }
+        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT sum(countable) FROM postbacks") } == 1)
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
+
+/// The real binary: SIGTERM ends `serve` cleanly after answering what it accepted.
+@Suite struct ServeProcessTests {
+    @Test func sigtermDrainsAndExitsCleanly() async throws {
+        let directory = Checkout.temporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Checkout.binary)
+        process.arguments = ["serve", "--port", "0", "--database", directory + "/db.sqlite", "--keys-dir", Checkout.keys, "--log-level", "error"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = ""
+        while !line.contains("\n"), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
+            line += String(decoding: byte, as: UTF8.self)
+        }
+        let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        #expect(url.hasPrefix("http://127.0.0.1:"))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var request = HTTPClientRequest(url: url + "/.well-known/skadnetwork/report-attribution/")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(bytes: try Checkout.appleExample("skan-4.0-web-high-tier")))
+        let response = try await client.execute(request, timeout: .seconds(10))
+        #expect(response.status == .ok)
+        try await client.shutdown()
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        let stored = try await DatabaseQueue(path: directory + "/db.sqlite").read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+        #expect(stored == 1)
     }
 }

@@ -108,3 +108,44 @@ func temporaryDatabasePath() -> String {
         #expect(Timestamp.parse("yesterday") == nil)
     }
 }
+
+/// The analyst views in docs/sql.md answer from the stored rows.
+@Suite struct AnalystViewTests {
+    @Test func viewsCountFirstCopiesAndMarkUnsignedValues() async throws {
+        let key = try ECPrivateKey.generate()
+        let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")]))
+        func intake(_ id: String, fine: Int, keyID: String = "net/0", signer: ECPrivateKey? = nil) throws -> Intake {
+            var fields = AAKPostbackFields(postbackID: id)
+            fields.conversionValue = fine
+            fields.sourceIdentifier = "1023"
+            let body = try Mint.aak(fields, key: signer ?? key, keyID: keyID)
+            let result = verifier.verify(body)
+            return Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
+        }
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/schemas/shop.json")
+        guard case .stored = try await store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop))) else {
+            Issue.record("schema not stored"); return
+        }
+        _ = try await store.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
+                                     try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())])
+        let conversions = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
+        }
+        #expect(conversions.map { $0["postback_identifier"] as String } == ["V1", "V2", "U1"])
+        #expect(conversions.map { $0["countable"] as Int } == [1, 1, 0])
+        #expect(conversions[0]["campaign"] as String == "10")
+        #expect(conversions[0]["creative"] as String == "3")
+        #expect(conversions[0]["conversion_value_unsigned"] as Int == 7)
+        #expect(conversions[0]["revenue_mid"] as Double == 62.5)
+        #expect(conversions[0]["duplicates"] as Int == 1)
+        let events = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT event FROM conversion_events WHERE countable ORDER BY postback_id") }
+        #expect(events == ["order", "add_to_cart"])
+        let daily = try await store.pool.read { db in try Row.fetchOne(db, sql: "SELECT sum(postbacks) AS p, sum(counted) AS c, sum(duplicates) AS d, sum(unverifiable) AS u FROM conversions_daily")! }
+        #expect(daily["p"] as Int == 3)
+        #expect(daily["c"] as Int == 2)
+        #expect(daily["d"] as Int == 1)
+        #expect(daily["u"] as Int == 1)
+    }
+}
