@@ -17,14 +17,19 @@ public enum Explanation {
         }))
         document.set("properties", properties(decoded.properties))
         document.set("revenue", decoded.revenue.map(range) ?? .null)
-        document.set("source", .array(decoded.source.map { level in
+        document.set("source", sourceLevels(decoded.source))
+        return document
+    }
+
+    /// The named source-identifier levels as a JSON array of `{level, digits, name}`.
+    public static func sourceLevels(_ levels: [DecodedSourceLevel]) -> JSONValue {
+        .array(levels.map { level in
             .object(JSONObject([
                 JSONMember(key: "level", value: .string(level.level)),
                 JSONMember(key: "digits", value: .string(level.digits)),
                 JSONMember(key: "name", value: level.name.map { .string($0) } ?? .null),
             ]))
-        }))
-        return document
+        })
     }
 
     static func range(_ revenue: RevenueRange) -> JSONValue {

@@ -68,13 +68,7 @@ enum EventWriter {
                     """).execute(arguments: [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
                                      event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
             }
-            let source = decoded.source.isEmpty ? nil : JSONValue.array(decoded.source.map { level in
-                .object(JSONObject([
-                    JSONMember(key: "level", value: .string(level.level)),
-                    JSONMember(key: "digits", value: .string(level.digits)),
-                    JSONMember(key: "name", value: level.name.map { .string($0) } ?? .null),
-                ]))
-            }).serialized
+            let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
             try db.cachedStatement(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ? WHERE id = ?")
                 .execute(arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source, rowID])
         }
