@@ -112,6 +112,12 @@ public final class PostbackStore: Sendable {
         return try await pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
     }
 
+    /// Persists a batch in one transaction, blocking the calling thread (the group-commit thread).
+    func persistNow(_ batch: [Intake]) throws -> [Disposition] {
+        let catalog = self.catalog
+        return try pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
+    }
+
     static func persist(_ intake: Intake, _ db: Database, catalog: SchemaCatalog) throws -> Disposition {
         guard let row = intake.row, let postback = intake.result.postback else {
             _ = try insertReceipt(db, intake, disposition: .rejected)

@@ -75,6 +75,7 @@ func temporaryDatabasePath() -> String {
     @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
         let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
         let writer = GroupCommitWriter(store: store)
+        defer { writer.stop() }
         let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
         let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
             for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
@@ -92,6 +93,7 @@ func temporaryDatabasePath() -> String {
         let path = temporaryDatabasePath()
         let store = try PostbackStore(settings: StoreSettings(path: path, busyTimeout: 0.1))
         let writer = GroupCommitWriter(store: store)
+        defer { writer.stop() }
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
         let other = try DatabaseQueue(path: path, configuration: holdsLock)

@@ -28,6 +28,17 @@ struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// Stops the commit thread at shutdown. The application's service group shuts services down in reverse order, so this
+/// runs after the HTTP server has drained its in-flight requests (and so their commits).
+struct CommitWriterService: Service {
+    let writer: GroupCommitWriter
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        writer.stop()
+    }
+}
+
 /// Builds the HTTP application: routes, store, writer. Used by `serve` and by the live tests.
 enum ServerApplication {
     /// The well-known and generic postback paths.
@@ -43,10 +54,11 @@ enum ServerApplication {
     ) throws -> some ApplicationProtocol {
         _ = MetricsRegistry.shared
         let store = try PostbackStore(settings: StoreSettings(path: settings.database, durability: settings.durability, busyTimeout: settings.busyTimeout))
+        let writer = GroupCommitWriter(store: store)
         let ingest = Ingest(
             verifier: PostbackVerifier(keyRing: keyRing),
             policy: TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks)),
-            writer: GroupCommitWriter(store: store),
+            writer: writer,
             bodyLimit: settings.bodyLimit
         )
         let router = Router(context: AppRequestContext.self)
@@ -72,6 +84,7 @@ enum ServerApplication {
         return Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
+            services: [CommitWriterService(writer: writer)],
             onServerRunning: onServerRunning,
             logger: logger
         )
