@@ -8,7 +8,7 @@ struct Countersign: AsyncParsableCommand {
         abstract: "Receive, verify, store and report Apple's ad-attribution postbacks.",
         subcommands: [
             ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
-            SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self,
+            SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self, ReportCommand.self,
         ]
     )
 }

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import Store
+
+/// `countersign report`: the same reports as `GET /v1/reports`, on the database file.
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Report counted conversions grouped by campaign, window, day and more.",
+        discussion: """
+        Dimensions for --by: \(ReportQuery.Dimension.allCases.map(\.rawValue).joined(separator: ", ")).
+        Example: countersign report --by campaign,window --from 2026-11-01 --format table
+        """
+    )
+
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "Comma-separated dimensions to group by.") var by: String?
+    @Option(help: "Received at or after (ISO 8601).") var from: String?
+    @Option(help: "Received before (ISO 8601).") var to: String?
+    @Option(help: "The advertised app's id.") var app: String?
+    @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
+    @Option(name: .customLong("source-prefix"), help: "Source identifiers starting with these digits.") var sourcePrefix: String?
+    @Option(help: "download, redownload, re-engagement or install.") var type: String?
+    @Option(help: "0, 1 or 2.") var window: String?
+    @Option(name: .customLong("did-win"), help: "true or false.") var didWin: String?
+    @Option(help: "click or view.") var interaction: String?
+    @Option(help: "A two-letter country code (an unsigned field).") var country: String?
+    @Option(help: "production or development.") var environment: String?
+    @Option(help: "The lowest tier the fields allow, 0-3.") var tier: String?
+    @Option(name: .customLong("protocol"), help: "aak or skan.") var family: String?
+    @Flag(name: .customLong("include-uncounted"), help: "Include unverifiable and development postbacks.") var includeUncounted = false
+    @Option(help: "table, csv, json or ndjson.") var format = "table"
+
+    func run() async throws {
+        var pairs: [(String, String)] = []
+        let options: [(String, String?)] = [
+            ("by", by), ("from", from), ("to", to), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
+            ("type", type), ("window", window), ("did_win", didWin), ("interaction", interaction), ("country", country),
+            ("environment", environment), ("tier", tier), ("protocol", family),
+        ]
+        for (name, value) in options { if let value { pairs.append((name, value)) } }
+        if includeUncounted { pairs.append(("include_uncounted", "true")) }
+        guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+        let query: ReportQuery
+        do { query = try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-")) }
+        let table = try await database.open().report(query)
+        FileHandle.standardOutput.write(Data(output.render(table).utf8))
+    }
+}

@@ -1,0 +1,50 @@
+import Hummingbird
+import JWS
+import Store
+
+/// `GET /v1/reports` and `GET /v1/conversions`.
+enum ReportRoutes {
+    static let maximumPage = 10_000
+
+    static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+        group.get("reports") { request, _ in
+            let (query, format) = try parse(request, extra: ["format"])
+            let table = try await store.report(query)
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
+        }
+        group.get("conversions") { request, _ in
+            let (query, format) = try parse(request, extra: ["format", "limit", "after"])
+            let parameters = request.uri.queryParameters
+            let limit = try parameters.get("limit").map { text -> Int in
+                guard let limit = Int(text), (1...maximumPage).contains(limit) else {
+                    throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to \(maximumPage)")
+                }
+                return limit
+            } ?? 1000
+            let after = try parameters.get("after").map { text -> Int64 in
+                guard let after = Int64(text), after >= 0 else { throw APIError(.badRequest, "bad_parameter", "after: must be a conversion id") }
+                return after
+            } ?? 0
+            let table = try await store.conversions(query, after: after, limit: limit)
+            let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
+            var headers = HTTPFields()
+            if case .number(let id) = next { headers[.init("Next-After")!] = id }
+            return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]),
+                                     contentType: format.contentType, headers: headers)
+        }
+    }
+
+    static func parse(_ request: Request, extra: Set<String>) throws -> (ReportQuery, ReportFormat) {
+        let pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+        let query: ReportQuery
+        do {
+            query = try ReportQuery.parse(pairs, extraAllowed: extra)
+        } catch {
+            throw APIError(.badRequest, "bad_parameter", error.description)
+        }
+        guard let format = ReportFormat.negotiate(parameter: request.uri.queryParameters.get("format"), accept: request.headers[.accept]) else {
+            throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
+        }
+        return (query, format)
+    }
+}

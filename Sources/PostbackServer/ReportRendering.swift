@@ -1,0 +1,65 @@
+import JWS
+import Store
+
+/// Output formats for reports and conversion exports, shared by the CLI and the HTTP API.
+enum ReportFormat: String, CaseIterable {
+    case json, csv, ndjson, table
+
+    var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .csv: "text/csv; charset=utf-8"
+        case .ndjson: "application/x-ndjson"
+        case .table: "text/plain; charset=utf-8"
+        }
+    }
+
+    /// The format an HTTP request asks for: `format=` wins, then the Accept header, then JSON.
+    static func negotiate(parameter: String?, accept: String?) -> ReportFormat? {
+        if let parameter { return parameter == "table" ? nil : ReportFormat(rawValue: parameter) }
+        guard let accept else { return .json }
+        if accept.contains("text/csv") { return .csv }
+        if accept.contains("ndjson") { return .ndjson }
+        return .json
+    }
+
+    /// Renders `table`; JSON wraps the rows in `{"rows": [...]}` plus `extra` members.
+    func render(_ table: ReportTable, extra: [JSONMember] = []) -> String {
+        switch self {
+        case .json:
+            var document = JSONObject([JSONMember(key: "rows", value: .array(table.rows.map { Self.object(table.columns, $0) }))])
+            document.members += extra
+            return JSONValue.object(document).serialized + "\n"
+        case .ndjson:
+            return table.rows.map { Self.object(table.columns, $0).serialized + "\n" }.joined()
+        case .csv:
+            var output = table.columns.joined(separator: ",") + "\r\n"
+            for row in table.rows { output += row.map(Self.csvField).joined(separator: ",") + "\r\n" }
+            return output
+        case .table:
+            let cells = [table.columns] + table.rows.map { $0.map(Self.plain) }
+            let widths = table.columns.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
+            return cells.map { row in
+                row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            }.joined(separator: "\n") + "\n"
+        }
+    }
+
+    private static func object(_ columns: [String], _ row: [JSONValue]) -> JSONValue {
+        .object(JSONObject(zip(columns, row).map { JSONMember(key: $0.0, value: $0.1) }))
+    }
+
+    private static func plain(_ value: JSONValue) -> String {
+        switch value {
+        case .null: ""
+        case .string(let text): text
+        default: value.serialized
+        }
+    }
+
+    private static func csvField(_ value: JSONValue) -> String {
+        let text = plain(value)
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

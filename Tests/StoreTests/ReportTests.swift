@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+
+/// What the simulator sent, read back independently of Countersign's own parser.
+struct SentPostback {
+    let dedupKey: String
+    let kind: SimulatedPostback.Kind
+    let family: String
+    let campaign: String
+    let window: Int
+    let conversionClass: String
+    let didWin: Bool
+    let interaction: String?
+    let country: String?
+
+    init(_ simulated: SimulatedPostback) throws {
+        let outer = try #require(try JSONSerialization.jsonObject(with: Data(simulated.body)) as? [String: Any])
+        var signed = outer
+        if let jws = outer["jws-string"] as? String {
+            var payload = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while payload.count % 4 != 0 { payload += "=" }
+            let payloadData = try #require(Data(base64Encoded: payload))
+            signed = try #require(try JSONSerialization.jsonObject(with: payloadData) as? [String: Any])
+        }
+        dedupKey = simulated.dedupKey
+        kind = simulated.kind
+        family = outer["jws-string"] != nil ? "aak" : "skan"
+        let source = (signed["source-identifier"] as? String) ?? (signed["campaign-id"] as? Int).map(String.init) ?? ""
+        campaign = String(source.prefix(2))
+        window = signed["postback-sequence-index"] as? Int ?? 0
+        let type = signed["conversion-type"] as? String ?? ((signed["redownload"] as? Bool) == true ? "redownload" : "download")
+        conversionClass = type == "re-engagement" ? "re-engagement" : "install"
+        didWin = signed["did-win"] as? Bool ?? true
+        if let unsignedInteraction = outer["ad-interaction-type"] as? String {
+            interaction = unsignedInteraction
+        } else if let fidelity = signed["fidelity-type"] as? Int {
+            interaction = fidelity == 1 ? "click" : "view"
+        } else {
+            interaction = nil
+        }
+        country = outer["country-code"] as? String
+    }
+}
+
+/// A database filled by `Simulation` through the real verify-and-store path, and what was sent.
+struct ReportFixture {
+    let store: PostbackStore
+    let sent: [SentPostback]
+
+    /// First copies only: what reports count.
+    var counted: [SentPostback] {
+        var seen = Set<String>()
+        return sent.filter { seen.insert($0.dedupKey).inserted }
+    }
+
+    static func make(count: Int = 800) async throws -> ReportFixture {
+        let key = try ECPrivateKey.generate()
+        let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
+        var simulation = Simulation(seed: 99, key: key, keyID: "sim/0")
+        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        var sent: [SentPostback] = []
+        var intakes: [Intake] = []
+        for _ in 0..<count {
+            let simulated = try simulation.next()
+            sent.append(try SentPostback(simulated))
+            let result = verifier.verify(simulated.body)
+            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result)))
+        }
+        _ = try await store.persist(intakes)
+        return ReportFixture(store: store, sent: sent)
+    }
+
+    func report(_ parameters: [(String, String)]) async throws -> [[String: JSONValue]] {
+        let table = try await store.report(try ReportQuery.parse(parameters))
+        return table.rows.map { Dictionary(uniqueKeysWithValues: zip(table.columns, $0)) }
+    }
+}
+
+@Suite struct ReportTests {
+    @Test func everyMetricAndFilterMatchesWhatWasSent() async throws {
+        let fixture = try await ReportFixture.make()
+        let counted = fixture.counted
+        let sent = fixture.sent
+        #expect(counted.count > 600)
+
+        // Totals.
+        let total = try #require(try await fixture.report([]).first)
+        #expect(total["postbacks"] == .number(String(counted.count)))
+        #expect(total["unique_conversions"] == .number(String(counted.count)))
+        #expect(total["installs"] == .number(String(counted.filter { $0.conversionClass == "install" }.count)))
+        #expect(total["re_engagements"] == .number(String(counted.filter { $0.conversionClass == "re-engagement" }.count)))
+        #expect(total["winning"] == .number(String(counted.filter(\.didWin).count)))
+        #expect(total["non_winning"] == .number(String(counted.filter { !$0.didWin }.count)))
+        #expect(total["duplicates"] == .number(String(sent.filter { $0.kind == .duplicate }.count)))
+        #expect(total["replays"] == .number(String(sent.filter { $0.kind == .replay }.count)))
+
+        // Grouped by campaign and window.
+        var expected: [String: Int] = [:]
+        for postback in counted { expected["\(postback.campaign)|\(postback.window)", default: 0] += 1 }
+        let grouped = try await fixture.report([("by", "campaign,window")])
+        var actual: [String: Int] = [:]
+        for row in grouped { actual["\(row["campaign"]!.string!)|\(row["window"]!.int64!)"] = Int(row["postbacks"]!.int64!) }
+        #expect(actual == expected)
+
+        // Each filter against an independent count.
+        let filters: [([(String, String)], (SentPostback) -> Bool)] = [
+            ([("window", "1")], { $0.window == 1 }),
+            ([("type", "re-engagement")], { $0.conversionClass == "re-engagement" }),
+            ([("type", "install")], { $0.conversionClass == "install" }),
+            ([("protocol", "skan")], { $0.family == "skan" }),
+            ([("did_win", "false")], { !$0.didWin }),
+            ([("interaction", "view")], { $0.interaction == "view" }),
+            ([("country", "us")], { $0.country == "US" }),
+            ([("source_prefix", "11")], { $0.campaign == "11" }),
+            ([("protocol", "aak"), ("window", "0"), ("did_win", "true")], { $0.family == "aak" && $0.window == 0 && $0.didWin }),
+        ]
+        for (parameters, predicate) in filters {
+            let row = try await fixture.report(parameters).first
+            #expect(row?["postbacks"] == .number(String(counted.filter(predicate).count)), "\(parameters)")
+        }
+    }
+
+    @Test func groupingByDayWeekAndTierAddsUp() async throws {
+        let fixture = try await ReportFixture.make(count: 200)
+        for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "did_win", "creative"] {
+            let rows = try await fixture.report([("by", dimension)])
+            let sum = rows.compactMap { $0["postbacks"]?.int64 }.reduce(0, +)
+            #expect(Int(sum) == fixture.counted.count, "\(dimension)")
+        }
+    }
+
+    @Test func badParametersAreRefusedAndValuesAreBound() async throws {
+        let fixture = try await ReportFixture.make(count: 50)
+        let refused: [[(String, String)]] = [
+            [("by", "campaign; DROP TABLE postbacks")], [("by", "c.id")], [("window", "3")], [("window", "0 OR 1=1")],
+            [("from", "yesterday")], [("app", "1 OR 1=1")], [("tier", "4")], [("sort", "x")], [("source_prefix", "1' --")],
+            [("from", "2026-11-02"), ("to", "2026-11-01")],
+        ]
+        for parameters in refused {
+            #expect(throws: ReportQuery.Problem.self, "\(parameters)") { try ReportQuery.parse(parameters) }
+        }
+        // Free-text filters are bound as values: an injection attempt matches nothing and changes nothing.
+        let injected = try await fixture.report([("ad_network", "x' OR '1'='1")])
+        #expect(injected.first?["postbacks"] == .number("0"))
+        let stillThere = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+        #expect(stillThere == fixture.counted.count)
+    }
+
+    @Test func conversionsArePagedByIdCursor() async throws {
+        let fixture = try await ReportFixture.make(count: 120)
+        var after: Int64 = 0
+        var seen: [Int64] = []
+        while true {
+            let page = try await fixture.store.conversions(try ReportQuery.parse([]), after: after, limit: 50)
+            seen += page.rows.compactMap { $0.first?.int64 }
+            guard page.rows.count == 50, let last = page.rows.last?.first?.int64 else { break }
+            after = last
+        }
+        #expect(seen.count == fixture.counted.count)
+        #expect(seen == seen.sorted())
+        #expect(Set(seen).count == seen.count)
+    }
+}
