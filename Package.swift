@@ -54,7 +54,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "CountersignBench", dependencies: ["JWS", "Postback", "PostbackMint"], swiftSettings: strict),
+        .executableTarget(
+            name: "CountersignBench",
+            dependencies: ["JWS", "Postback", "PostbackMint", "Store", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),

@@ -1,8 +1,10 @@
 import Foundation
 import Synchronization
 import JWS
+import GRDB
 import Postback
 import PostbackMint
+import Store
 
 // Measures the verification path on one thread: bytes in, VerificationResult out.
 // Usage: countersign-bench verify [SECONDS]; prints `aak_per_s=N skan_per_s=N raw_verify_per_s=N`.
@@ -21,9 +23,47 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2, ["verify", "count", "threads"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS\n".utf8))
     exit(2)
+}
+
+if arguments[1] == "bulk" {
+    // The direct bulk path for report benchmarks: synthetic counted postbacks written by SQL, 60 days of traffic,
+    // spread over 3 apps, 2 networks, 12 campaigns, 3 windows, both classes and protocols. Signing 10 million
+    // postbacks would take hours; reports read only these columns, so the bodies are left out (receipt_id 0).
+    let path = arguments[2]
+    let rows = Int(arguments[3]) ?? 10_000_000
+    let store = try PostbackStore(settings: StoreSettings(path: path))
+    let chunk = 1_000_000
+    let started = DispatchTime.now().uptimeNanoseconds
+    for start in stride(from: 0, to: rows, by: chunk) {
+        let end = min(start + chunk, rows)
+        try await store.pool.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+                INSERT INTO postbacks (dedup_key, protocol, version, outcome, key_id, environment, countable, received_at,
+                    postback_identifier, ad_network_id, source_identifier, advertised_item_id, conversion_type, redownload, did_win,
+                    conversion_window, conversion_value, coarse_value, country_code, source_digits, digit_count, conversion_class,
+                    interaction, tier_min, tier_max, signed_json, unsigned_json, receipt_id, route, content_hash, revenue_min, revenue_max, currency)
+                SELECT 'bulk:' || i, CASE WHEN i % 5 < 3 THEN 'aak' ELSE 'skan' END, CASE WHEN i % 5 < 3 THEN NULL ELSE '4.0' END,
+                    'verified', 'bench/0', 'production', 1,
+                    strftime('%Y-%m-%dT%H:%M:%fZ', '2026-09-23', '+' || (i * 5184000 / ?) || ' seconds'),
+                    'bulk-' || i, CASE WHEN i % 2 = 0 THEN 'example.adattributionkit' ELSE 'example.skadnetwork' END,
+                    CAST(10 + i % 12 AS TEXT) || CAST(1 + i % 3 AS TEXT) || CAST(1 + i % 4 AS TEXT),
+                    CASE i % 3 WHEN 0 THEN 1108187390 WHEN 1 THEN 525463029 ELSE 10738027756 END,
+                    CASE WHEN i % 7 = 0 THEN 're-engagement' WHEN i % 7 = 1 THEN 'redownload' ELSE 'download' END, NULL, i % 9 <> 0,
+                    i % 3, CASE WHEN i % 3 = 0 THEN i % 64 END, CASE WHEN i % 3 > 0 THEN 'medium' END, NULL,
+                    CAST(10 + i % 12 AS TEXT) || CAST(1 + i % 3 AS TEXT) || CAST(1 + i % 4 AS TEXT), 4,
+                    CASE WHEN i % 7 = 0 THEN 're-engagement' ELSE 'install' END, CASE WHEN i % 2 = 0 THEN 'click' ELSE 'view' END,
+                    2, 3, '{}', '{}', 0, 'any', x'00', (i % 50) * 1.0, (i % 50) * 1.0 + 5, 'USD'
+                FROM n
+                """, arguments: [start, end, rows])
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        FileHandle.standardError.write(Data(String(format: "bulk: %d rows in %.1f s\n", end, seconds).utf8))
+    }
+    exit(0)
 }
 let seconds = arguments[1] == "verify" && arguments.count > 2 ? Double(arguments[2]) ?? 5 : 5
 let key = try ECPrivateKey.generate()

@@ -172,15 +172,19 @@ public struct ReportQuery: Sendable, Equatable {
         // Grouped by event, each event row carries its own revenue; otherwise the postback's decoded total.
         let revenueMin = byEvent ? "e.revenue_min" : "c.revenue_min"
         let revenueMax = byEvent ? "e.revenue_max" : "c.revenue_max"
-        let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)"
-            : "coalesce(sum((SELECT sum(coalesce(count, 1)) FROM postback_events WHERE postback_id = c.id)), 0)"
+        let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)" : "coalesce(sum(c.event_count), 0)"
+        // Joined with events a postback spans several rows, so counts must be distinct; otherwise plain sums are exact and far cheaper.
+        func count(_ condition: String?) -> String {
+            if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN \($0) THEN c.id END" } ?? "c.id"))" }
+            return condition.map { "sum(CASE WHEN \($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
+        }
         let metrics = [
-            "count(DISTINCT c.id) AS postbacks",
-            "count(DISTINCT CASE WHEN c.countable THEN c.id END) AS unique_conversions",
-            "count(DISTINCT CASE WHEN c.conversion_class = 'install' THEN c.id END) AS installs",
-            "count(DISTINCT CASE WHEN c.conversion_class = 're-engagement' THEN c.id END) AS re_engagements",
-            "count(DISTINCT CASE WHEN c.did_win THEN c.id END) AS winning",
-            "count(DISTINCT CASE WHEN NOT c.did_win THEN c.id END) AS non_winning",
+            "\(count(nil)) AS postbacks",
+            "\(count("c.countable")) AS unique_conversions",
+            "\(count("c.conversion_class = 'install'")) AS installs",
+            "\(count("c.conversion_class = 're-engagement'")) AS re_engagements",
+            "\(count("c.did_win")) AS winning",
+            "\(count("NOT c.did_win")) AS non_winning",
             "\(events) AS events",
             "round(coalesce(sum(\(revenueMin)), 0), 2) AS revenue_min",
             "round(coalesce(sum(\(revenueMax)), 0), 2) AS revenue_max",

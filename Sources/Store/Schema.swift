@@ -110,7 +110,26 @@ enum StoreSchema {
         migrator.registerMigration("v3-analyst-views") { db in
             // Views for analysts (docs/sql.md): stable names over the storage tables. Values Apple does not sign
             // carry `_unsigned` in their names so no query mistakes them for signed ones.
+            try db.execute(sql: Self.conversionsView)
+            try db.execute(sql: Self.eventsAndDailyViews)
+        }
+        migrator.registerMigration("v4-event-count") { db in
+            // Reports sum events per postback; keeping the count on the row avoids a lookup per postback.
             try db.execute(sql: """
+                ALTER TABLE postbacks ADD COLUMN event_count INTEGER NOT NULL DEFAULT 0;
+                UPDATE postbacks SET event_count = (SELECT coalesce(sum(coalesce(count, 1)), 0) FROM postback_events WHERE postback_id = postbacks.id);
+                DROP VIEW conversions_daily;
+                DROP VIEW conversion_events;
+                DROP VIEW conversions;
+                """)
+            try db.execute(sql: Self.conversionsView.replacingOccurrences(of: "p.duplicates, p.replays", with: "p.event_count, p.duplicates, p.replays"))
+            try db.execute(sql: Self.eventsAndDailyViews)
+        }
+        return migrator
+    }
+
+    /// The `conversions` view as migration v3 made it (v4 adds `event_count`).
+    static let conversionsView = """
                 CREATE VIEW conversions AS
                 SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
                        p.outcome, p.environment, p.key_id, p.countable,
@@ -130,6 +149,10 @@ enum StoreSchema {
                        p.duplicates, p.replays
                 FROM postbacks p
                 WHERE p.outcome IN ('verified', 'unverifiable');
+                """
+
+    /// The views built on `conversions`.
+    static let eventsAndDailyViews = """
                 CREATE VIEW conversion_events AS
                 SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
                        c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
@@ -148,8 +171,5 @@ enum StoreSchema {
                        sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
                 FROM conversions
                 GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
-                """)
-        }
-        return migrator
-    }
+                """
 }

@@ -50,12 +50,12 @@ enum EventWriter {
         if isNewRow, entry == nil { return }
         if !isNewRow { try db.cachedStatement(sql: "DELETE FROM postback_events WHERE postback_id = ?").execute(arguments: [rowID]) }
         guard let entry else {
-            try db.execute(sql: "UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL WHERE id = ?", arguments: [rowID])
+            try db.execute(sql: "UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?", arguments: [rowID])
             return
         }
         switch SchemaDecoder.decode(entry.schema, postback: postback, receivedAt: receivedAt) {
         case .failure(let failure):
-            try db.execute(sql: "UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL WHERE id = ?",
+            try db.execute(sql: "UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?",
                            arguments: [failure.rawValue, entry.revision, rowID])
         case .success(let decoded):
             for (index, event) in decoded.events.enumerated() {
@@ -69,8 +69,9 @@ enum EventWriter {
                                      event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
             }
             let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
-            try db.cachedStatement(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ? WHERE id = ?")
-                .execute(arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source, rowID])
+            try db.cachedStatement(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?")
+                .execute(arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source,
+                                     decoded.events.reduce(0) { $0 + ($1.count ?? 1) }, rowID])
         }
     }
 }

@@ -149,5 +149,11 @@ func temporaryDatabasePath() -> String {
         #expect(daily["c"] as Int == 2)
         #expect(daily["d"] as Int == 1)
         #expect(daily["u"] as Int == 1)
+        let report = try await store.report(try ReportQuery.parse([]))
+        let totals = Dictionary(uniqueKeysWithValues: zip(report.columns, report.rows[0]))
+        #expect(totals["events"] == .number("2"))
+        #expect(totals["revenue_min"] == .number("50"))
+        let byEvent = try await store.report(try ReportQuery.parse([("by", "event")]))
+        #expect(byEvent.rows.map { $0[0] } == [.string("add_to_cart"), .string("order")])
     }
 }
