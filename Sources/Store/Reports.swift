@@ -12,29 +12,30 @@ public struct ReportQuery: Sendable, Equatable {
         case window, didWin = "did_win", interaction, country, tier, event
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
 
-        var expression: String {
+        /// The SQL for this dimension over `columns`; nil when the rollup cannot answer it.
+        func expression(_ columns: ReportColumns) -> String? {
             switch self {
-            case .day: "c.day"
-            case .week: "strftime('%Y-W%W', c.received_at)"
-            case .app: "c.app"
-            case .adNetwork: "c.ad_network_id"
-            case .protocol: "c.protocol"
-            case .environment: "c.environment"
-            case .campaign: "c.campaign"
-            case .adGroup: "c.ad_group"
-            case .creative: "c.creative"
-            case .sourceIdentifier: "c.source_identifier"
-            case .conversionType: "c.conversion_type"
-            case .conversionClass: "c.conversion_class"
-            case .window: "c.conversion_window"
-            case .didWin: "c.did_win"
-            case .interaction: "c.interaction"
-            case .country: "c.country_code_unsigned"
-            case .tier: "c.tier_min"
-            case .event: "e.name"
-            case .campaignName: Self.levelName(0)
-            case .adGroupName: Self.levelName(1)
-            case .creativeName: Self.levelName(2)
+            case .day: columns.day
+            case .week: "strftime('%Y-W%W', \(columns.day))"
+            case .app: columns.app
+            case .adNetwork: columns.adNetwork
+            case .protocol: columns.family
+            case .environment: columns.environment
+            case .campaign: "substr(\(columns.source), 1, 2)"
+            case .adGroup: "CASE WHEN \(columns.digitCount) >= 3 THEN substr(\(columns.source), 3, 1) END"
+            case .creative: "CASE WHEN \(columns.digitCount) >= 4 THEN substr(\(columns.source), 4, 1) END"
+            case .sourceIdentifier: columns.source
+            case .conversionType: columns.conversionType
+            case .conversionClass: columns.conversionClass
+            case .window: columns.window
+            case .didWin: columns.didWin
+            case .interaction: columns.interaction
+            case .country: columns.country
+            case .tier: columns.tier
+            case .event: columns.isRollup ? nil : "e.name"
+            case .campaignName: columns.isRollup ? nil : Self.levelName(0)
+            case .adGroupName: columns.isRollup ? nil : Self.levelName(1)
+            case .creativeName: columns.isRollup ? nil : Self.levelName(2)
             }
         }
 
@@ -132,30 +133,42 @@ public struct ReportQuery: Sendable, Equatable {
         return query
     }
 
-    /// The WHERE clause and its bound arguments.
-    func whereClause() -> (sql: String, arguments: StatementArguments) {
+    /// The WHERE clause over `columns` and its bound arguments.
+    func whereClause(_ columns: ReportColumns = .rows) -> (sql: String, arguments: StatementArguments) {
         var conditions: [String] = []
         var arguments: [(any DatabaseValueConvertible)?] = []
-        if !includeUncounted { conditions.append("c.countable = 1") }
-        if let from { conditions.append("c.received_at >= ?"); arguments.append(Timestamp.format(from)) }
-        if let to { conditions.append("c.received_at < ?"); arguments.append(Timestamp.format(to)) }
-        if let app { conditions.append("c.app = ?"); arguments.append(app) }
-        if let adNetwork { conditions.append("c.ad_network_id = ?"); arguments.append(adNetwork) }
-        if let sourcePrefix { conditions.append("substr(c.source_identifier, 1, ?) = ?"); arguments += [sourcePrefix.count, sourcePrefix] }
+        if !includeUncounted { conditions.append("\(columns.countable) = 1") }
+        if columns.isRollup {
+            if let from { conditions.append("\(columns.day) >= ?"); arguments.append(String(Timestamp.format(from).prefix(10))) }
+            if let to { conditions.append("\(columns.day) < ?"); arguments.append(String(Timestamp.format(to).prefix(10))) }
+        } else {
+            if let from { conditions.append("c.received_at >= ?"); arguments.append(Timestamp.format(from)) }
+            if let to { conditions.append("c.received_at < ?"); arguments.append(Timestamp.format(to)) }
+        }
+        if let app { conditions.append("\(columns.app) = ?"); arguments.append(app) }
+        if let adNetwork { conditions.append("\(columns.adNetwork) = ?"); arguments.append(adNetwork) }
+        if let sourcePrefix { conditions.append("substr(\(columns.source), 1, ?) = ?"); arguments += [sourcePrefix.count, sourcePrefix] }
         switch conversionType {
-        case "install": conditions.append("c.conversion_class = 'install'")
-        case "re-engagement", "reengagement": conditions.append("c.conversion_class = 're-engagement'")
-        case let type?: conditions.append("c.conversion_type = ?"); arguments.append(type)
+        case "install": conditions.append("\(columns.conversionClass) = 'install'")
+        case "re-engagement", "reengagement": conditions.append("\(columns.conversionClass) = 're-engagement'")
+        case let type?: conditions.append("\(columns.conversionType) = ?"); arguments.append(type)
         case nil: break
         }
-        if let window { conditions.append("c.conversion_window = ?"); arguments.append(window) }
-        if let didWin { conditions.append("c.did_win = ?"); arguments.append(didWin) }
-        if let interaction { conditions.append("c.interaction = ?"); arguments.append(interaction) }
-        if let country { conditions.append("c.country_code_unsigned = ?"); arguments.append(country) }
-        if let environment { conditions.append("c.environment = ?"); arguments.append(environment) }
-        if let tier { conditions.append("c.tier_min = ?"); arguments.append(tier) }
-        if let family { conditions.append("c.protocol = ?"); arguments.append(family.rawValue) }
+        if let window { conditions.append("\(columns.window) = ?"); arguments.append(window) }
+        if let didWin { conditions.append("\(columns.didWin) = ?"); arguments.append(didWin) }
+        if let interaction { conditions.append("\(columns.interaction) = ?"); arguments.append(interaction) }
+        if let country { conditions.append("\(columns.country) = ?"); arguments.append(country) }
+        if let environment { conditions.append("\(columns.environment) = ?"); arguments.append(environment) }
+        if let tier { conditions.append("\(columns.tier) = ?"); arguments.append(tier) }
+        if let family { conditions.append("\(columns.family) = ?"); arguments.append(family.rawValue) }
         return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), StatementArguments(arguments))
+    }
+
+    /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column and the time
+    /// range falls on whole UTC days (the rollup's grain).
+    public var rollupAnswers: Bool {
+        func isMidnight(_ date: Date?) -> Bool { date.map { Timestamp.format($0).hasSuffix("T00:00:00.000Z") } ?? true }
+        return groupBy.allSatisfy { $0.expression(.rollup) != nil } && isMidnight(from) && isMidnight(to)
     }
 
     /// The metrics every report row carries, in order.
@@ -164,10 +177,49 @@ public struct ReportQuery: Sendable, Equatable {
         "revenue_min", "revenue_max", "revenue_mid", "share_without_value", "share_with_unsigned_value", "duplicates", "replays",
     ]
 
-    /// The report SQL: one row per group with `metrics`.
-    func sql() -> (sql: String, arguments: StatementArguments) {
-        let (whereSQL, arguments) = whereClause()
-        let grouping = groupBy.map { "\($0.expression) AS \"\($0.rawValue)\"" }
+    /// The report SQL: one row per group with `metrics`, from the rollup when it can answer, else from the rows.
+    func sql(forceRows: Bool = false) -> (sql: String, arguments: StatementArguments) {
+        !forceRows && rollupAnswers ? rollupSQL() : rowsSQL()
+    }
+
+    private func groupAndOrder(_ columns: ReportColumns) -> (select: [String], tail: String) {
+        let select = groupBy.map { "\($0.expression(columns)!) AS \"\($0.rawValue)\"" }
+        guard !groupBy.isEmpty else { return (select, "") }
+        let positions = (1...groupBy.count).map(String.init).joined(separator: ", ")
+        return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(positions)")
+    }
+
+    private func rollupSQL() -> (sql: String, arguments: StatementArguments) {
+        let columns = ReportColumns.rollup
+        let (whereSQL, arguments) = whereClause(columns)
+        let (grouping, tail) = groupAndOrder(columns)
+        func count(_ condition: String?) -> String {
+            condition.map { "coalesce(sum(CASE WHEN \($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
+        }
+        let metrics = [
+            "\(count(nil)) AS postbacks",
+            "\(count("r.countable")) AS unique_conversions",
+            "\(count("r.conversion_class = 'install'")) AS installs",
+            "\(count("r.conversion_class = 're-engagement'")) AS re_engagements",
+            "\(count("r.did_win")) AS winning",
+            "\(count("NOT r.did_win")) AS non_winning",
+            "coalesce(sum(r.events), 0) AS events",
+            "round(coalesce(sum(r.revenue_min), 0), 2) AS revenue_min",
+            "round(coalesce(sum(r.revenue_max), 0), 2) AS revenue_max",
+            "round(coalesce(sum((r.revenue_min + r.revenue_max) / 2.0), 0), 2) AS revenue_mid",
+            "round(sum(r.without_value) * 1.0 / sum(r.postbacks), 4) AS share_without_value",
+            "round(sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks), 4) AS share_with_unsigned_value",
+            "sum(r.duplicates) AS duplicates",
+            "sum(r.replays) AS replays",
+        ]
+        let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup r " + whereSQL + tail
+        return (sql, arguments)
+    }
+
+    private func rowsSQL() -> (sql: String, arguments: StatementArguments) {
+        let columns = ReportColumns.rows
+        let (whereSQL, arguments) = whereClause(columns)
+        let (grouping, tail) = groupAndOrder(columns)
         let byEvent = groupBy.contains(.event)
         // Grouped by event, each event row carries its own revenue; otherwise the postback's decoded total.
         let revenueMin = byEvent ? "e.revenue_min" : "c.revenue_min"
@@ -178,6 +230,7 @@ public struct ReportQuery: Sendable, Equatable {
             if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN \($0) THEN c.id END" } ?? "c.id"))" }
             return condition.map { "sum(CASE WHEN \($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
         }
+        let firstEventOnly = "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN"
         let metrics = [
             "\(count(nil)) AS postbacks",
             "\(count("c.countable")) AS unique_conversions",
@@ -188,21 +241,36 @@ public struct ReportQuery: Sendable, Equatable {
             "\(events) AS events",
             "round(coalesce(sum(\(revenueMin)), 0), 2) AS revenue_min",
             "round(coalesce(sum(\(revenueMax)), 0), 2) AS revenue_max",
-            "round(coalesce(sum((\(revenueMin) + \(revenueMax)) / 2.0), 0), 2) AS revenue_mid",
+            "round(coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0), 2) AS revenue_mid",
             "round(avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END), 4) AS share_without_value",
             "round(avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END), 4) AS share_with_unsigned_value",
-            "sum(\(byEvent ? "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN c.duplicates ELSE 0 END" : "c.duplicates")) AS duplicates",
-            "sum(\(byEvent ? "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN c.replays ELSE 0 END" : "c.replays")) AS replays",
+            "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates")) AS duplicates",
+            "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays")) AS replays",
         ]
         var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c"
         if byEvent { sql += " LEFT JOIN postback_events e ON e.postback_id = c.id" }
-        sql += " " + whereSQL
-        if !groupBy.isEmpty {
-            let positions = (1...groupBy.count).map(String.init).joined(separator: ", ")
-            sql += " GROUP BY \(positions) ORDER BY \(positions)"
-        }
-        return (sql, arguments)
+        return (sql + " " + whereSQL + tail, arguments)
     }
+}
+
+/// Where each logical report column lives: the `conversions` view (`c`) or the rollup (`r`).
+struct ReportColumns {
+    let isRollup: Bool
+    let countable, day, app, adNetwork, family, environment, source, digitCount: String
+    let conversionType, conversionClass, window, didWin, interaction, country, tier: String
+
+    static let rows = ReportColumns(
+        isRollup: false, countable: "c.countable", day: "c.day", app: "c.app", adNetwork: "c.ad_network_id", family: "c.protocol",
+        environment: "c.environment", source: "c.source_identifier", digitCount: "c.digit_count", conversionType: "c.conversion_type",
+        conversionClass: "c.conversion_class", window: "c.conversion_window", didWin: "c.did_win", interaction: "c.interaction",
+        country: "c.country_code_unsigned", tier: "c.tier_min")
+
+    /// NULLs are stored as '' or -1 in the rollup's key; NULLIF gives them back.
+    static let rollup = ReportColumns(
+        isRollup: true, countable: "r.countable", day: "r.day", app: "r.app", adNetwork: "r.ad_network_id", family: "r.protocol",
+        environment: "NULLIF(r.environment, '')", source: "NULLIF(r.source_digits, '')", digitCount: "NULLIF(r.digit_count, -1)",
+        conversionType: "r.conversion_type", conversionClass: "NULLIF(r.conversion_class, '')", window: "r.conversion_window",
+        didWin: "r.did_win", interaction: "NULLIF(r.interaction, '')", country: "NULLIF(r.country, '')", tier: "r.tier_min")
 }
 
 /// A report's result: column names and rows of JSON values.
@@ -212,9 +280,9 @@ public struct ReportTable: Sendable {
 }
 
 extension PostbackStore {
-    /// Runs a report.
-    public func report(_ query: ReportQuery) async throws -> ReportTable {
-        let (sql, arguments) = query.sql()
+    /// Runs a report (from the rollup when it can answer; `forceRows` scans the rows, for checking the two agree).
+    public func report(_ query: ReportQuery, forceRows: Bool = false) async throws -> ReportTable {
+        let (sql, arguments) = query.sql(forceRows: forceRows)
         let columns = query.groupBy.map(\.rawValue) + ReportQuery.metrics
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
@@ -237,6 +305,46 @@ extension PostbackStore {
             try Row.fetchAll(db, sql: sql, arguments: boundArguments).map { row in row.databaseValues.map(Self.json) }
         }
         return ReportTable(columns: columns, rows: rows)
+    }
+
+    /// The same page as ``conversions(_:after:limit:)`` written straight to CSV from SQLite's rows, for large exports.
+    /// Returns the CSV text (header first) and the last id on the page.
+    public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
+        var (whereSQL, arguments) = query.whereClause()
+        whereSQL += (whereSQL.isEmpty ? "WHERE " : " AND ") + "c.id > ?"
+        arguments += [after]
+        arguments += [limit]
+        let columns = Self.conversionColumns
+        let sql = "SELECT \(columns.map { "c.\($0)" }.joined(separator: ", ")) FROM conversions c \(whereSQL) ORDER BY c.id LIMIT ?"
+        let boundArguments = arguments
+        return try await pool.read { db in
+            var csv = columns.joined(separator: ",") + "\r\n"
+            csv.reserveCapacity(limit * 200)
+            var lastID: Int64?
+            var count = 0
+            let cursor = try Row.fetchCursor(db, sql: sql, arguments: boundArguments)
+            while let row = try cursor.next() {
+                for (index, value) in row.databaseValues.enumerated() {
+                    if index > 0 { csv += "," }
+                    switch value.storage {
+                    case .null: break
+                    case .int64(let integer): csv += String(integer)
+                    case .double(let double): csv += double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double)
+                    case .string(let text):
+                        if text.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) {
+                            csv += "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                        } else {
+                            csv += text
+                        }
+                    case .blob: break
+                    }
+                }
+                csv += "\r\n"
+                lastID = row[0]
+                count += 1
+            }
+            return (csv, lastID, count)
+        }
     }
 
     /// The columns `/v1/conversions` returns: the `conversions` view's, documented in docs/sql.md.

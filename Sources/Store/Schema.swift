@@ -125,6 +125,62 @@ enum StoreSchema {
             try db.execute(sql: Self.conversionsView.replacingOccurrences(of: "p.duplicates, p.replays", with: "p.event_count, p.duplicates, p.replays"))
             try db.execute(sql: Self.eventsAndDailyViews)
         }
+        migrator.registerMigration("v5-conversion-rollup") { db in
+            // A rollup of `conversions` by day and every rollup dimension, kept exact by triggers on `postbacks`, so
+            // every write path (ingest, duplicate and replay counters, decode, redecode, reverify) maintains it.
+            // Reports read it when their dimensions, filters and whole-day time range allow (see Reports.swift).
+            // NULL dimensions are stored as '' or -1 so that the unique key treats them as equal.
+            try db.execute(sql: """
+                CREATE TABLE conversion_rollup (
+                    day TEXT NOT NULL,
+                    app INTEGER NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    protocol TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    countable INTEGER NOT NULL,
+                    source_digits TEXT NOT NULL,
+                    digit_count INTEGER NOT NULL,
+                    conversion_type TEXT NOT NULL,
+                    conversion_class TEXT NOT NULL,
+                    conversion_window INTEGER NOT NULL,
+                    did_win INTEGER NOT NULL,
+                    interaction TEXT NOT NULL,
+                    country TEXT NOT NULL,
+                    tier_min INTEGER NOT NULL,
+                    postbacks INTEGER NOT NULL DEFAULT 0,
+                    events INTEGER NOT NULL DEFAULT 0,
+                    revenue_min REAL NOT NULL DEFAULT 0,
+                    revenue_max REAL NOT NULL DEFAULT 0,
+                    without_value INTEGER NOT NULL DEFAULT 0,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    replays INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE UNIQUE INDEX conversion_rollup_key ON conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min);
+                INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays)
+                    SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, sum(1), sum(p.event_count), sum(coalesce(p.revenue_min, 0)), sum(coalesce(p.revenue_max, 0)), sum((p.conversion_value IS NULL AND p.coarse_value IS NULL)), sum(p.duplicates), sum(p.replays)
+                    FROM postbacks p WHERE p.outcome IN ('verified', 'unverifiable') GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16;
+                CREATE TRIGGER conversion_rollup_insert AFTER INSERT ON postbacks WHEN NEW.outcome IN ('verified', 'unverifiable')
+                BEGIN
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays) VALUES (substr(NEW.received_at, 1, 10), NEW.advertised_item_id, NEW.ad_network_id, NEW.protocol, NEW.outcome, coalesce(NEW.environment, ''), NEW.countable, coalesce(NEW.source_digits, ''), coalesce(NEW.digit_count, -1), NEW.conversion_type, coalesce(NEW.conversion_class, ''), NEW.conversion_window, NEW.did_win, coalesce(NEW.interaction, ''), coalesce(NEW.country_code, ''), NEW.tier_min, (1), (NEW.event_count), (coalesce(NEW.revenue_min, 0)), (coalesce(NEW.revenue_max, 0)), ((NEW.conversion_value IS NULL AND NEW.coarse_value IS NULL)), (NEW.duplicates), (NEW.replays)) ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                END;
+                CREATE TRIGGER conversion_rollup_update AFTER UPDATE ON postbacks
+                BEGIN
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays)
+                        SELECT substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, -(1), -(OLD.event_count), -(coalesce(OLD.revenue_min, 0)), -(coalesce(OLD.revenue_max, 0)), -((OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL)), -(OLD.duplicates), -(OLD.replays)
+                        WHERE OLD.outcome IN ('verified', 'unverifiable')
+                        ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays)
+                        SELECT substr(NEW.received_at, 1, 10), NEW.advertised_item_id, NEW.ad_network_id, NEW.protocol, NEW.outcome, coalesce(NEW.environment, ''), NEW.countable, coalesce(NEW.source_digits, ''), coalesce(NEW.digit_count, -1), NEW.conversion_type, coalesce(NEW.conversion_class, ''), NEW.conversion_window, NEW.did_win, coalesce(NEW.interaction, ''), coalesce(NEW.country_code, ''), NEW.tier_min, (1), (NEW.event_count), (coalesce(NEW.revenue_min, 0)), (coalesce(NEW.revenue_max, 0)), ((NEW.conversion_value IS NULL AND NEW.coarse_value IS NULL)), (NEW.duplicates), (NEW.replays)
+                        WHERE NEW.outcome IN ('verified', 'unverifiable')
+                        ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                END;
+                CREATE TRIGGER conversion_rollup_delete AFTER DELETE ON postbacks WHEN OLD.outcome IN ('verified', 'unverifiable')
+                BEGIN
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays) VALUES (substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, -(1), -(OLD.event_count), -(coalesce(OLD.revenue_min, 0)), -(coalesce(OLD.revenue_max, 0)), -((OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL)), -(OLD.duplicates), -(OLD.replays)) ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                END;
+                """)
+        }
         return migrator
     }
 

@@ -65,3 +65,36 @@ import Store
         #expect(try countersign(["report", "--database", server.settings.database, "--by", "nonsense"]).status == 2)
     }
 }
+
+/// The CSV export path writes the same rows as the JSON one.
+@Suite struct ConversionExportTests {
+    @Test func csvAndJSONPagesAgree() async throws {
+        let server = LiveServer()
+        let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "export").key
+        var simulation = Simulation(seed: 8, key: LiveServer.networkKey, keyID: "network/0")
+        let bodies = try (0..<60).map { _ in try simulation.next().body }
+        try await server.run { client in
+            for body in bodies { _ = try await client.execute(uri: "/postbacks", method: .post, body: ByteBuffer(bytes: body)) }
+            let json = try await client.execute(uri: "/v1/conversions?limit=25", method: .get, headers: [.authorization: "Bearer \(key)"])
+            let csv = try await client.execute(uri: "/v1/conversions?limit=25&format=csv", method: .get, headers: [.authorization: "Bearer \(key)"])
+            #expect(json.headers[.init("Next-After")!] == csv.headers[.init("Next-After")!])
+            guard case .array(let rows) = json.json?["rows"] else { Issue.record("no rows"); return }
+            let lines = String(buffer: csv.body).split(separator: "\r\n", omittingEmptySubsequences: false).dropLast()
+            #expect(lines.count == rows.count + 1)
+            let header = lines.first!.split(separator: ",").map(String.init)
+            for (row, line) in zip(rows, lines.dropFirst()) {
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                let object = try #require(row.object)
+                for (column, field) in zip(header, fields) {
+                    let value = object[column] ?? .null
+                    let expected: String = switch value {
+                    case .null: ""
+                    case .string(let text): text
+                    default: value.serialized
+                    }
+                    #expect(field == expected, "\(column)")
+                }
+            }
+        }
+    }
+}

@@ -166,3 +166,50 @@ struct ReportFixture {
         #expect(Set(seen).count == seen.count)
     }
 }
+
+/// The rollup kept by triggers answers exactly what scanning the rows answers.
+@Suite struct RollupTests {
+    static let queries: [[(String, String)]] = [
+        [], [("by", "campaign,window")], [("by", "day,conversion_class")], [("by", "week,protocol,environment")],
+        [("by", "ad_group,creative"), ("protocol", "aak")], [("by", "source_identifier")], [("by", "tier,interaction,country")],
+        [("by", "did_win,conversion_type"), ("window", "0")], [("include_uncounted", "true"), ("by", "environment")],
+        [("source_prefix", "11"), ("by", "window")], [("type", "re-engagement"), ("by", "campaign")], [("country", "US")],
+        [("from", "2026-01-01"), ("to", "2099-01-01"), ("by", "app,ad_network")],
+    ]
+
+    @Test func rollupMatchesRowScanEvenAfterUpdates() async throws {
+        let fixture = try await ReportFixture.make(count: 400)
+        for parameters in Self.queries {
+            let query = try ReportQuery.parse(parameters)
+            #expect(query.rollupAnswers, "\(parameters)")
+            let fromRollup = try await fixture.store.report(query)
+            let fromRows = try await fixture.store.report(query, forceRows: true)
+            #expect(fromRollup.columns == fromRows.columns)
+            #expect(fromRollup.rows == fromRows.rows, "\(parameters)")
+        }
+        // Updates through every path the triggers see: a schema decode, a promotion and a deletion.
+        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/schemas/shop.json")
+        _ = try await fixture.store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: "UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
+            try db.execute(sql: "DELETE FROM postback_events WHERE postback_id % 11 = 0")
+            try db.execute(sql: "DELETE FROM postbacks WHERE id % 11 = 0")
+        }
+        for parameters in Self.queries {
+            let query = try ReportQuery.parse(parameters)
+            let fromRollup = try await fixture.store.report(query)
+            let fromRows = try await fixture.store.report(query, forceRows: true)
+            #expect(fromRollup.rows == fromRows.rows, "after updates: \(parameters)")
+        }
+        let revenue = try await fixture.store.report(try ReportQuery.parse([]))
+        #expect(revenue.rows[0][7] != .number("0"), "the decode put revenue into the rollup")
+    }
+
+    @Test func queriesTheRollupCannotAnswerScanRows() throws {
+        #expect(!(try ReportQuery.parse([("by", "event")])).rollupAnswers)
+        #expect(!(try ReportQuery.parse([("by", "campaign_name")])).rollupAnswers)
+        #expect(!(try ReportQuery.parse([("from", "2026-11-01T10:30:00Z")])).rollupAnswers)
+        #expect((try ReportQuery.parse([("from", "2026-11-01"), ("to", "2026-11-02")])).rollupAnswers)
+    }
+}

@@ -25,6 +25,12 @@ enum ReportRoutes {
                 guard let after = Int64(text), after >= 0 else { throw APIError(.badRequest, "bad_parameter", "after: must be a conversion id") }
                 return after
             } ?? 0
+            if format == .csv {
+                let page = try await store.conversionsCSV(query, after: after, limit: limit)
+                var headers = HTTPFields()
+                if page.rows == limit, let last = page.lastID { headers[.init("Next-After")!] = String(last) }
+                return JSONResponse.make(text: page.csv, contentType: format.contentType, headers: headers)
+            }
             let table = try await store.conversions(query, after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             var headers = HTTPFields()
