@@ -7,6 +7,7 @@ import Logging
 import Testing
 import JWS
 import PostbackMint
+import Store
 @testable import PostbackServer
 
 /// A real server on loopback with a fresh SQLite file per test.
@@ -185,8 +186,35 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
     }
 }
 
-/// docs/openapi.yaml and the running server agree on routes.
+/// docs/openapi.yaml and the running server agree on routes and query parameters.
 @Suite struct OpenAPIAgreementTests {
+    /// Names of the reusable query parameters under `components: parameters:`, with a sample valid value each.
+    static func documentedReportParameters() throws -> [String] {
+        let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        return text.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("    "), !line.hasPrefix("     "), let range = line.range(of: "{ name: ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "," })
+        }
+    }
+
+    @Test func reportParametersInTheDocumentAreTheOnesTheServerTakes() async throws {
+        let documented = try Self.documentedReportParameters()
+        let samples = ["by": "campaign", "from": "2026-11-01", "to": "2026-11-02", "app": "1", "ad_network": "x", "source_prefix": "12",
+                       "type": "install", "window": "0", "did_win": "true", "interaction": "click", "country": "US",
+                       "environment": "production", "tier": "2", "protocol": "aak", "include_uncounted": "true", "format": "json"]
+        #expect(Set(documented) == Set(samples.keys), "document: \(documented.sorted())")
+        let server = LiveServer()
+        let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "doc").key
+        try await server.run { client in
+            for name in documented {
+                let response = try await client.execute(uri: "/v1/reports?\(name)=\(samples[name] ?? "")", method: .get, headers: [.authorization: "Bearer \(key)"])
+                #expect(response.status == .ok, "\(name)")
+            }
+            let undocumented = try await client.execute(uri: "/v1/reports?colour=blue", method: .get, headers: [.authorization: "Bearer \(key)"])
+            #expect(undocumented.status == .badRequest)
+        }
+    }
+
     /// (method, path) pairs documented under `paths:`, read from the YAML's two fixed indentation levels.
     static func documentedOperations() throws -> [(method: String, path: String)] {
         let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)

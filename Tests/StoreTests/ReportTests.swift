@@ -17,6 +17,7 @@ struct SentPostback {
     let didWin: Bool
     let interaction: String?
     let country: String?
+    let hasValue: Bool
 
     init(_ simulated: SimulatedPostback) throws {
         let outer = try #require(try JSONSerialization.jsonObject(with: Data(simulated.body)) as? [String: Any])
@@ -44,6 +45,7 @@ struct SentPostback {
             interaction = nil
         }
         country = outer["country-code"] as? String
+        hasValue = outer["conversion-value"] != nil || outer["coarse-conversion-value"] != nil
     }
 }
 
@@ -98,6 +100,9 @@ struct ReportFixture {
         #expect(total["non_winning"] == .number(String(counted.filter { !$0.didWin }.count)))
         #expect(total["duplicates"] == .number(String(sent.filter { $0.kind == .duplicate }.count)))
         #expect(total["replays"] == .number(String(sent.filter { $0.kind == .replay }.count)))
+        let withoutValue = Double(counted.filter { !$0.hasValue }.count) / Double(counted.count)
+        #expect(abs(Double(total["share_without_value"]!.serialized)! - withoutValue) < 0.0001)
+        #expect(abs(Double(total["share_with_unsigned_value"]!.serialized)! - (1 - withoutValue)) < 0.0001)
 
         // Grouped by campaign and window.
         var expected: [String: Int] = [:]
@@ -144,9 +149,18 @@ struct ReportFixture {
         for parameters in refused {
             #expect(throws: ReportQuery.Problem.self, "\(parameters)") { try ReportQuery.parse(parameters) }
         }
-        // Free-text filters are bound as values: an injection attempt matches nothing and changes nothing.
-        let injected = try await fixture.report([("ad_network", "x' OR '1'='1")])
-        #expect(injected.first?["postbacks"] == .number("0"))
+        // An injection attempt in every parameter is refused or, for free text, bound as a value that matches nothing.
+        let attack = "x' OR '1'='1'; DROP TABLE postbacks; --"
+        for name in ["from", "to", "app", "ad_network", "source_prefix", "type", "window", "did_win", "interaction", "country",
+                     "environment", "tier", "protocol", "include_uncounted", "by"] {
+            do {
+                let rows = try await fixture.report([(name, attack)])
+                #expect(name == "ad_network", "\(name) accepted an injection attempt")
+                #expect(rows.first?["postbacks"] == .number("0"))
+            } catch is ReportQuery.Problem {
+                #expect(name != "ad_network")
+            }
+        }
         let stillThere = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
         #expect(stillThere == fixture.counted.count)
     }
