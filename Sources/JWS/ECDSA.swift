@@ -124,15 +124,7 @@ public final class ECPublicKey: @unchecked Sendable {
     }
 
     /// The key as DER SubjectPublicKeyInfo.
-    public var derSPKI: [UInt8] {
-        let length = i2d_PUBKEY(pkey, nil)
-        var der = [UInt8](repeating: 0, count: Int(max(length, 0)))
-        der.withUnsafeMutableBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            _ = i2d_PUBKEY(pkey, &cursor)
-        }
-        return der
-    }
+    public var derSPKI: [UInt8] { spki(of: pkey) }
 
     /// The key as a PEM `PUBLIC KEY` block.
     public var pem: String { pemString { PEM_write_bio_PUBKEY($0, pkey) } }
@@ -189,17 +181,8 @@ public final class ECPrivateKey: @unchecked Sendable {
     private let pkey: OpaquePointer
 
     private init(taking pkey: OpaquePointer) throws(KeyError) {
-        let der: [UInt8] = {
-            let length = i2d_PUBKEY(pkey, nil)
-            var der = [UInt8](repeating: 0, count: Int(max(length, 0)))
-            der.withUnsafeMutableBufferPointer { buffer in
-                var cursor = buffer.baseAddress
-                _ = i2d_PUBKEY(pkey, &cursor)
-            }
-            return der
-        }()
         do {
-            publicKey = try ECPublicKey(derSPKI: der)
+            publicKey = try ECPublicKey(derSPKI: spki(of: pkey))
         } catch {
             EVP_PKEY_free(pkey)
             throw error
@@ -317,6 +300,17 @@ enum DER {
             return ok ? output : nil
         }
     }
+}
+
+/// The DER SubjectPublicKeyInfo of a key (public or private).
+private func spki(of pkey: OpaquePointer) -> [UInt8] {
+    let length = i2d_PUBKEY(pkey, nil)
+    var der = [UInt8](repeating: 0, count: Int(max(length, 0)))
+    der.withUnsafeMutableBufferPointer { buffer in
+        var cursor = buffer.baseAddress
+        _ = i2d_PUBKEY(pkey, &cursor)
+    }
+    return der
 }
 
 private func withBIO(_ text: String, _ body: (OpaquePointer) -> OpaquePointer?) -> OpaquePointer? {

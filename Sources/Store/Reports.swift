@@ -189,29 +189,33 @@ public struct ReportQuery: Sendable, Equatable {
         return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(positions)")
     }
 
+    /// The metric columns in `ReportQuery.metrics` order, from one source's expressions.
+    private static func metricColumns(
+        count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
+        shareWithoutValue: String, shareWithValue: String, duplicates: String, replays: String
+    ) -> [String] {
+        let expressions = [
+            count(nil), count("countable"), count("conversion_class = 'install'"), count("conversion_class = 're-engagement'"),
+            count("did_win = 1"), count("did_win = 0"), events,
+            "round(coalesce(sum(\(revenueMin)), 0), 2)", "round(coalesce(sum(\(revenueMax)), 0), 2)",
+            "round(coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0), 2)",
+            shareWithoutValue, shareWithValue, duplicates, replays,
+        ]
+        return zip(expressions, metrics).map { "\($0) AS \($1)" }
+    }
+
     private func rollupSQL() -> (sql: String, arguments: StatementArguments) {
         let columns = ReportColumns.rollup
         let (whereSQL, arguments) = whereClause(columns)
         let (grouping, tail) = groupAndOrder(columns)
-        func count(_ condition: String?) -> String {
-            condition.map { "coalesce(sum(CASE WHEN \($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
-        }
-        let metrics = [
-            "\(count(nil)) AS postbacks",
-            "\(count("r.countable")) AS unique_conversions",
-            "\(count("r.conversion_class = 'install'")) AS installs",
-            "\(count("r.conversion_class = 're-engagement'")) AS re_engagements",
-            "\(count("r.did_win")) AS winning",
-            "\(count("NOT r.did_win")) AS non_winning",
-            "coalesce(sum(r.events), 0) AS events",
-            "round(coalesce(sum(r.revenue_min), 0), 2) AS revenue_min",
-            "round(coalesce(sum(r.revenue_max), 0), 2) AS revenue_max",
-            "round(coalesce(sum((r.revenue_min + r.revenue_max) / 2.0), 0), 2) AS revenue_mid",
-            "round(sum(r.without_value) * 1.0 / sum(r.postbacks), 4) AS share_without_value",
-            "round(sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks), 4) AS share_with_unsigned_value",
-            "sum(r.duplicates) AS duplicates",
-            "sum(r.replays) AS replays",
-        ]
+        let metrics = Self.metricColumns(
+            count: { condition in
+                condition.map { "coalesce(sum(CASE WHEN r.\($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
+            },
+            events: "coalesce(sum(r.events), 0)", revenueMin: "r.revenue_min", revenueMax: "r.revenue_max",
+            shareWithoutValue: "round(sum(r.without_value) * 1.0 / sum(r.postbacks), 4)",
+            shareWithValue: "round(sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks), 4)",
+            duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
         let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup r " + whereSQL + tail
         return (sql, arguments)
     }
@@ -225,28 +229,18 @@ public struct ReportQuery: Sendable, Equatable {
         let revenueMin = byEvent ? "e.revenue_min" : "c.revenue_min"
         let revenueMax = byEvent ? "e.revenue_max" : "c.revenue_max"
         let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)" : "coalesce(sum(c.event_count), 0)"
-        // Joined with events a postback spans several rows, so counts must be distinct; otherwise plain sums are exact and far cheaper.
-        func count(_ condition: String?) -> String {
-            if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN \($0) THEN c.id END" } ?? "c.id"))" }
-            return condition.map { "sum(CASE WHEN \($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
-        }
         let firstEventOnly = "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN"
-        let metrics = [
-            "\(count(nil)) AS postbacks",
-            "\(count("c.countable")) AS unique_conversions",
-            "\(count("c.conversion_class = 'install'")) AS installs",
-            "\(count("c.conversion_class = 're-engagement'")) AS re_engagements",
-            "\(count("c.did_win")) AS winning",
-            "\(count("NOT c.did_win")) AS non_winning",
-            "\(events) AS events",
-            "round(coalesce(sum(\(revenueMin)), 0), 2) AS revenue_min",
-            "round(coalesce(sum(\(revenueMax)), 0), 2) AS revenue_max",
-            "round(coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0), 2) AS revenue_mid",
-            "round(avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END), 4) AS share_without_value",
-            "round(avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END), 4) AS share_with_unsigned_value",
-            "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates")) AS duplicates",
-            "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays")) AS replays",
-        ]
+        let metrics = Self.metricColumns(
+            count: { condition in
+                // Joined with events a postback spans several rows, so counts must be distinct; otherwise plain sums are exact and far cheaper.
+                if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN c.\($0) THEN c.id END" } ?? "c.id"))" }
+                return condition.map { "sum(CASE WHEN c.\($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
+            },
+            events: events, revenueMin: revenueMin, revenueMax: revenueMax,
+            shareWithoutValue: "round(avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END), 4)",
+            shareWithValue: "round(avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END), 4)",
+            duplicates: "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates"))",
+            replays: "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays"))")
         var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c"
         if byEvent { sql += " LEFT JOIN postback_events e ON e.postback_id = c.id" }
         return (sql + " " + whereSQL + tail, arguments)
