@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "JWS", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "Postback", dependencies: ["JWS"], swiftSettings: strict),
         .target(name: "PostbackMint", dependencies: ["JWS", "Postback"], swiftSettings: strict),
+        .target(name: "AdServices", dependencies: ["JWS"], swiftSettings: strict),
         .target(name: "ConversionSchema", dependencies: ["Postback", "JWS"], swiftSettings: strict),
         .target(
             name: "Store",
@@ -62,6 +63,7 @@ let package = Package(
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),
+        .testTarget(name: "AdServicesTests", dependencies: ["AdServices", "JWS"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import JWS
+@testable import AdServices
+
+@Suite struct AttributionRecordTests {
+    static let detailed = #"{"attribution": true, "orgId": 40669820, "campaignId": 542370539, "conversionType": "Download", "clickDate": "2024-10-08T17:17Z", "claimType": "Click", "adGroupId": 542317095, "countryOrRegion": "US", "keywordId": 87675432, "adId": 542317136, "supplyPlacement": "APPSTORE_SEARCH_RESULTS"}"#
+
+    @Test func decodesApplesDetailedExample() throws {
+        let record = try AttributionRecord.decode(adServicesResponse: Array(Self.detailed.utf8)).get()
+        #expect(record.attribution)
+        #expect(record.orgID == 40669820)
+        #expect(record.adID == 542317136)
+        #expect(record.conversionType == "download")
+        #expect(record.claimType == "Click")
+        #expect(record.isDetailed)
+        #expect(record.clickDate == (try? Date("2024-10-08T17:17:00Z", strategy: .iso8601)))
+        #expect(record.supplyPlacement == "APPSTORE_SEARCH_RESULTS")
+        #expect(!record.isTestPayload)
+    }
+
+    @Test func standardViewThroughPreOrderAndUnknownFields() throws {
+        let standard = #"{"attribution": true, "orgId": 1, "campaignId": 2, "adGroupId": 3, "conversionType": "preorder", "claimType": "Impression", "countryOrRegion": "GB", "newField": [1]}"#
+        let record = try AttributionRecord.decode(adServicesResponse: Array(standard.utf8)).get()
+        #expect(!record.isDetailed)
+        #expect(record.conversionType == "preorder")
+        #expect(record.unknownFields["newField"] == .array([.number("1")]))
+        let unattributed = try AttributionRecord.decode(adServicesResponse: Array(#"{"attribution": false}"#.utf8)).get()
+        #expect(!unattributed.attribution)
+        #expect(unattributed.campaignID == nil)
+    }
+
+    @Test func detectsTheDeveloperModeTestPayload() throws {
+        let test = #"{"attribution": true, "orgId": 1234567890, "campaignId": 1234567890, "conversionType": "Download", "clickDate": "2020-04-08T17:17Z", "claimType": "Click", "adGroupId": 1234567890, "countryOrRegion": "US", "keywordId": 123222, "adId": 542317136}"#
+        #expect(try AttributionRecord.decode(adServicesResponse: Array(test.utf8)).get().isTestPayload)
+    }
+
+    @Test(arguments: [#"[1]"#, #"{}"#, #"{"attribution": "yes"}"#, #"{"attribution": true, "orgId": "x"}"#, #"{"attribution": true, "clickDate": "yesterday"}"#])
+    func refusesMalformedResponses(text: String) {
+        guard case .failure = AttributionRecord.decode(adServicesResponse: Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+    }
+}
+
+@Suite struct IAdDictionaryTests {
+    /// Apple's example from adservices.md §5, as JSON (Apple shows an NSDictionary description).
+    static let example = #"{"Version3.1": {"iad-attribution": "true", "iad-org-name": "org name", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name", "iad-purchase-date": "2020-08-04T17:18:07Z", "iad-conversion-date": "2020-08-04T17:18:07Z", "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095", "iad-adgroup-name": "adgroup name", "iad-country-or-region": "US", "iad-keyword": "keyword", "iad-keyword-id": "87675432", "iad-keyword-matchtype": "Broad", "iad-ad-id": "542317136"}}"#
+
+    @Test func normalisesApplesExample() throws {
+        let record = try IAdDictionary.normalise(Array(Self.example.utf8)).get()
+        #expect(record.source == .iAd)
+        #expect(record.attribution)
+        #expect(record.orgID == 40669820)
+        #expect(record.orgName == "org name")
+        #expect(record.campaignName == "campaign name")
+        #expect(record.adGroupID == 542317095)
+        #expect(record.keyword == "keyword")
+        #expect(record.keywordMatchType == "Broad")
+        #expect(record.adID == 542317136)
+        #expect(record.conversionType == "download")
+        #expect(record.countryOrRegion == "US")
+        #expect(record.clickDate == (try? Date("2020-08-04T17:17:00Z", strategy: .iso8601)))
+        #expect(record.purchaseDate != nil && record.conversionDate != nil)
+    }
+
+    @Test func legacyLineItemKeysAndBooleans() throws {
+        let old = #"{"Version3.0": {"iad-attribution": true, "iad-lineitem-id": 77, "iad-lineitem-name": "line", "iad-conversion-type": "redownload", "iad-creativeset-id": "5"}}"#
+        let record = try IAdDictionary.normalise(Array(old.utf8)).get()
+        #expect(record.adGroupID == 77)
+        #expect(record.adGroupName == "line")
+        #expect(record.conversionType == "redownload")
+        #expect(record.creativeSetID == 5)
+        let none = try IAdDictionary.normalise(Array(#"{"Version3.1": {"iad-attribution": "false"}}"#.utf8)).get()
+        #expect(!none.attribution)
+    }
+
+    @Test(arguments: [#"{"iad-attribution": "true"}"#, #"{"Version3.1": {}}"#, #"{"Version3.1": {"iad-attribution": "maybe"}}"#,
+                      #"{"Version3.1": {"iad-attribution": "true", "iad-org-id": "abc"}}"#, #"{"Version3.1": {"iad-attribution": "true", "iad-conversion-type": "upgrade"}}"#,
+                      #"{"Version3.1": {"iad-attribution": "true"}, "Version3.0": {}}"#, "not json"])
+    func refusesMalformedDictionaries(text: String) {
+        guard case .failure(let problem) = IAdDictionary.normalise(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        #expect(!problem.message.isEmpty)
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy()
+
+    @Test func applesSchedule() {
+        #expect(policy.decide(.status(200), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 10) == .store)
+        #expect(policy.decide(.status(400), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 10) == .fail(reason: "token_invalid"))
+        #expect(policy.decide(.status(404), attempts: 1, notFoundAnswers: 1, serverFailures: 0, tokenAge: 10) == .retry(after: 5))
+        #expect(policy.decide(.status(404), attempts: 2, notFoundAnswers: 2, serverFailures: 0, tokenAge: 15) == .retry(after: 5))
+        #expect(policy.decide(.status(404), attempts: 3, notFoundAnswers: 3, serverFailures: 0, tokenAge: 20) == .fail(reason: "not_found"))
+        #expect(policy.decide(.status(500), attempts: 1, notFoundAnswers: 0, serverFailures: 1, tokenAge: 10) == .retry(after: 5))
+        #expect(policy.decide(.status(503), attempts: 2, notFoundAnswers: 0, serverFailures: 2, tokenAge: 20) == .retry(after: 10))
+        #expect(policy.decide(.networkError, attempts: 5, notFoundAnswers: 0, serverFailures: 5, tokenAge: 100) == .retry(after: 80))
+        #expect(policy.decide(.networkError, attempts: 30, notFoundAnswers: 0, serverFailures: 30, tokenAge: 1000) == .retry(after: 3600))
+        #expect(policy.decide(.status(500), attempts: 9, notFoundAnswers: 0, serverFailures: 9, tokenAge: 24 * 3600 - 10) == .fail(reason: "token_expired"))
+        #expect(policy.decide(.status(404), attempts: 1, notFoundAnswers: 1, serverFailures: 0, tokenAge: 24 * 3600 - 1) == .fail(reason: "token_expired"))
+        #expect(policy.decide(.status(418), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 1) == .fail(reason: "unexpected_status_418"))
+        #expect(policy.requestTimeout > 1, "Apple holds 404 answers for up to 1 s")
+    }
+}
