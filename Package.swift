@@ -34,7 +34,7 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: [
-                "Postback", "ConversionSchema",
+                "Postback", "ConversionSchema", "AdServices",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "PostbackServer",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -181,6 +181,37 @@ enum StoreSchema {
                 END;
                 """)
         }
+        migrator.registerMigration("v6-attribution-records") { db in
+            try db.execute(sql: """
+                CREATE TABLE attribution_records (
+                    id INTEGER PRIMARY KEY,
+                    source TEXT NOT NULL,
+                    received_at TEXT NOT NULL,
+                    app TEXT,
+                    install_id TEXT,
+                    attribution INTEGER NOT NULL,
+                    detailed INTEGER NOT NULL,
+                    test_payload INTEGER NOT NULL,
+                    org_id INTEGER, org_name TEXT,
+                    campaign_id INTEGER, campaign_name TEXT,
+                    ad_group_id INTEGER, ad_group_name TEXT,
+                    keyword_id INTEGER, keyword TEXT, keyword_match_type TEXT,
+                    ad_id INTEGER, creative_set_id INTEGER,
+                    conversion_type TEXT, conversion_type_raw TEXT, claim_type TEXT,
+                    click_date TEXT, impression_date TEXT, purchase_date TEXT, conversion_date TEXT,
+                    country_or_region TEXT, supply_placement TEXT,
+                    unknown_json TEXT NOT NULL,
+                    body BLOB NOT NULL
+                );
+                CREATE INDEX attribution_records_received_at ON attribution_records(received_at);
+                CREATE VIEW apple_ads_attributions AS
+                SELECT id, source, received_at, substr(received_at, 1, 10) AS day, app, install_id, attribution, detailed, test_payload,
+                       org_id, org_name, campaign_id, campaign_name, ad_group_id, ad_group_name, keyword_id, keyword, keyword_match_type,
+                       ad_id, creative_set_id, conversion_type, claim_type, click_date, impression_date, purchase_date, conversion_date,
+                       country_or_region, supply_placement
+                FROM attribution_records;
+                """)
+        }
         return migrator
     }
 

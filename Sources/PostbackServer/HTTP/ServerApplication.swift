@@ -70,6 +70,8 @@ enum ServerApplication {
         let privateAPI = router.group("v1").add(middleware: APIKeyMiddleware(store: store))
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
+        AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
+        AppleAdsRoutes.addPublic(to: router, store: store)
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {

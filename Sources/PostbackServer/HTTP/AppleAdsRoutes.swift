@@ -1,0 +1,61 @@
+import AdServices
+import Hummingbird
+import JWS
+import Store
+
+/// Apple Ads: `POST /v1/iad/attribution` (from apps) and `GET /v1/adservices/records` (analysts, API key).
+enum AppleAdsRoutes {
+    static let maximumBody = 64 * 1024
+
+    /// Routes apps call; like postbacks they carry no API key.
+    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore) {
+        router.post("/v1/iad/attribution") { request, _ in
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: maximumBody)
+            } catch {
+                throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(maximumBody) bytes")
+            }
+            let bytes = Array(buffer: body)
+            let record: AttributionRecord
+            switch IAdDictionary.normalise(bytes) {
+            case .success(let normalised): record = normalised
+            case .failure(let problem): throw APIError(.badRequest, "invalid_iad_dictionary", problem.description)
+            }
+            let parameters = request.uri.queryParameters
+            let id: Int64
+            do {
+                id = try await store.storeAttribution(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
+            } catch {
+                throw APIError(.internalServerError, "storage_unavailable", "the record could not be stored; retry later")
+            }
+            return JSONResponse.make(JSONObject([
+                JSONMember(key: "status", value: .string("stored")),
+                JSONMember(key: "id", value: .number(String(id))),
+                JSONMember(key: "attribution", value: .bool(record.attribution)),
+            ]))
+        }
+    }
+
+    /// Routes for analysts, inside the API-key group.
+    static func addPrivate(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+        group.get("adservices/records") { request, _ in
+            let parameters = request.uri.queryParameters
+            for name in parameters.map({ String($0.key) }) where !["limit", "after", "format"].contains(name) {
+                throw APIError(.badRequest, "bad_parameter", "\(name): unknown parameter")
+            }
+            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
+                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
+            }
+            guard let limit = Int(parameters.get("limit") ?? "1000"), (1...10_000).contains(limit) else {
+                throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to 10000")
+            }
+            guard let after = Int64(parameters.get("after") ?? "0"), after >= 0 else {
+                throw APIError(.badRequest, "bad_parameter", "after: must be a record id")
+            }
+            let table = try await store.attributionRecords(after: after, limit: limit)
+            let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
+            return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
+        }
+    }
+}
