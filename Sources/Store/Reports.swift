@@ -288,13 +288,8 @@ extension PostbackStore {
 
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
     public func conversions(_ query: ReportQuery, after: Int64, limit: Int) async throws -> ReportTable {
-        var (whereSQL, arguments) = query.whereClause()
-        whereSQL += (whereSQL.isEmpty ? "WHERE " : " AND ") + "c.id > ?"
-        arguments += [after]
-        arguments += [limit]
+        let (sql, boundArguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
         let columns = Self.conversionColumns
-        let sql = "SELECT \(columns.map { "c.\($0)" }.joined(separator: ", ")) FROM conversions c \(whereSQL) ORDER BY c.id LIMIT ?"
-        let boundArguments = arguments
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: boundArguments).map { row in row.databaseValues.map(Self.json) }
         }
@@ -304,13 +299,8 @@ extension PostbackStore {
     /// The same page as ``conversions(_:after:limit:)`` written straight to CSV from SQLite's rows, for large exports.
     /// Returns the CSV text (header first) and the last id on the page.
     public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
-        var (whereSQL, arguments) = query.whereClause()
-        whereSQL += (whereSQL.isEmpty ? "WHERE " : " AND ") + "c.id > ?"
-        arguments += [after]
-        arguments += [limit]
+        let (sql, boundArguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
         let columns = Self.conversionColumns
-        let sql = "SELECT \(columns.map { "c.\($0)" }.joined(separator: ", ")) FROM conversions c \(whereSQL) ORDER BY c.id LIMIT ?"
-        let boundArguments = arguments
         return try await pool.read { db in
             var csv = columns.joined(separator: ",") + "\r\n"
             csv.reserveCapacity(limit * 200)
@@ -339,6 +329,15 @@ extension PostbackStore {
             }
             return (csv, lastID, count)
         }
+    }
+
+    /// One page of the `conversions` view after the `after` id cursor, with the query's filters.
+    static func conversionsPageSQL(_ query: ReportQuery, after: Int64, limit: Int) -> (sql: String, arguments: StatementArguments) {
+        var (whereSQL, arguments) = query.whereClause()
+        whereSQL += (whereSQL.isEmpty ? "WHERE " : " AND ") + "c.id > ?"
+        arguments += [after, limit]
+        let sql = "SELECT \(conversionColumns.map { "c.\($0)" }.joined(separator: ", ")) FROM conversions c \(whereSQL) ORDER BY c.id LIMIT ?"
+        return (sql, arguments)
     }
 
     /// The columns `/v1/conversions` returns: the `conversions` view's, documented in docs/sql.md.

@@ -37,7 +37,8 @@ import JWS
 
     @Test(arguments: [#"[1]"#, #"{}"#, #"{"attribution": "yes"}"#, #"{"attribution": true, "orgId": "x"}"#, #"{"attribution": true, "clickDate": "yesterday"}"#])
     func refusesMalformedResponses(text: String) {
-        guard case .failure = AttributionRecord.decode(adServicesResponse: Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        guard case .failure(let problem) = AttributionRecord.decode(adServicesResponse: Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        #expect(!problem.message.isEmpty)
     }
 }
 

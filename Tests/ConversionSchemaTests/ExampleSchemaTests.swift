@@ -27,7 +27,9 @@ func decode(_ schema: ConversionSchema, _ conversionClass: ConversionClass = .in
 @Suite struct ExampleSchemaTests {
     @Test(arguments: ["game", "subscription", "shop"])
     func examplesCheckClean(name: String) throws {
-        _ = try Examples.schema(name)
+        let schema = try Examples.schema(name)
+        #expect(!schema.versions.isEmpty)
+        #expect(schema.versions.allSatisfy { $0.classes[.install] != nil })
     }
 
     /// The game uses bit fields: bits 0-3 a revenue bucket, bits 4-5 progress.
