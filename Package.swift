@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "PostbackServer", "PostbackMint", "Store", "JWS",
+                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

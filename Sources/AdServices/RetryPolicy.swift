@@ -42,12 +42,23 @@ public struct RetryPolicy: Sendable, Equatable {
         case .status(404):
             guard notFoundAnswers < notFoundAttempts else { return .fail(reason: "not_found") }
             return tokenAge + notFoundInterval < tokenLifetime ? .retry(after: notFoundInterval) : .fail(reason: "token_expired")
-        case .networkError:
-            return backOff(serverFailures: serverFailures, tokenAge: tokenAge)
         case .status(let code) where code >= 500:
+            return backOff(serverFailures: serverFailures, tokenAge: tokenAge)
+        case .networkError:
             return backOff(serverFailures: serverFailures, tokenAge: tokenAge)
         case .status(let code):
             return .fail(reason: "unexpected_status_\(code)")
+        }
+    }
+
+    /// Whether `answer` counts toward the 404 limit.
+    public static func isNotFound(_ answer: Answer) -> Bool { answer == .status(404) }
+
+    /// Whether `answer` is a server failure (5xx or no answer), retried with backoff.
+    public static func isServerFailure(_ answer: Answer) -> Bool {
+        switch answer {
+        case .networkError: true
+        case .status(let code): code >= 500
         }
     }
 

@@ -1,3 +1,4 @@
+import AdServices
 import Foundation
 import JWS
 import Store
@@ -17,6 +18,10 @@ struct ServerSettings: Sendable {
     var logFormat = LogFormat.text
     var logLevel = "info"
     var busyTimeout = 5.0
+    /// Where AdServices tokens are exchanged, and Apple's schedule (adjustable for stand-ins and tests).
+    var adServicesURL = "https://api-adservices.apple.com/api/v1/"
+    var adServicesPolicy = RetryPolicy()
+    var adServicesConcurrency = 8
 
     /// Log line format.
     enum LogFormat: String, Sendable, CaseIterable {
@@ -45,7 +50,7 @@ struct ServerSettings: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
         guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
         let known = Set(["host", "port", "database", "body-limit", "allow-development", "keys-dir", "keys", "accept-ad-network",
-                         "durability", "log-format", "log-level", "busy-timeout"])
+                         "durability", "log-format", "log-level", "busy-timeout"] + adServicesSettingNames)
         if let unknown = object.members.first(where: { !known.contains($0.key) }) {
             throw CLIFailure.usage("\(path): unknown setting \"\(unknown.key)\"")
         }
@@ -93,5 +98,26 @@ struct ServerSettings: Sendable {
         if let format = try parse("log-format", LogFormat.init(rawValue:)) { logFormat = format }
         if let level = try parse("log-level", { ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains($0) ? $0 : nil }) { logLevel = level }
         if let timeout = try parse("busy-timeout", { Double($0).flatMap { $0 >= 0 ? $0 : nil } }) { busyTimeout = timeout }
+        if let url = try parse("adservices-url", { $0.hasPrefix("https://") || $0.hasPrefix("http://") ? $0 : nil }) { adServicesURL = url }
+        if let concurrency = try parse("adservices-concurrency", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
+            adServicesConcurrency = concurrency
+        }
+        for (name, path) in Self.adServicesDurations {
+            if let seconds = try parse(name, { Double($0).flatMap { $0 > 0 ? $0 : nil } }) { adServicesPolicy[keyPath: path] = seconds }
+        }
     }
+
+    /// The AdServices schedule settings (seconds) and the policy field each sets.
+    static var adServicesDurations: [(String, WritableKeyPath<RetryPolicy, TimeInterval>)] {
+        [
+            ("adservices-timeout", \.requestTimeout),
+            ("adservices-not-found-interval", \.notFoundInterval),
+            ("adservices-backoff", \.initialBackoff),
+            ("adservices-max-backoff", \.maximumBackoff),
+            ("adservices-token-lifetime", \.tokenLifetime),
+        ]
+    }
+
+    /// Every AdServices setting name.
+    static var adServicesSettingNames: [String] { ["adservices-url", "adservices-concurrency"] + adServicesDurations.map(\.0) }
 }

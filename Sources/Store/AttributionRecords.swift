@@ -7,6 +7,13 @@ import Postback
 extension PostbackStore {
     /// Stores an attribution record (AdServices or normalised iAd) with the body it came from; returns its id.
     public func storeAttribution(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> Int64 {
+        try await pool.write { db in
+            try Self.insertAttribution(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
+        }
+    }
+
+    /// Inserts one attribution record row; `jobID` links it to the token job it came from (at most one record per job).
+    static func insertAttribution(_ db: Database, _ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date, jobID: Int64?) throws -> Int64 {
         let values: [(any DatabaseValueConvertible)?] = [
             record.source.rawValue, Timestamp.format(receivedAt), app, installID, record.attribution, record.isDetailed, record.isTestPayload,
             record.orgID, record.orgName, record.campaignID, record.campaignName, record.adGroupID, record.adGroupName,
@@ -14,19 +21,16 @@ extension PostbackStore {
             record.conversionType, record.conversionTypeRaw, record.claimType,
             record.clickDate.map(Timestamp.format), record.impressionDate.map(Timestamp.format),
             record.purchaseDate.map(Timestamp.format), record.conversionDate.map(Timestamp.format),
-            record.countryOrRegion, record.supplyPlacement, JSONValue.object(record.unknownFields).serialized, Data(body),
+            record.countryOrRegion, record.supplyPlacement, JSONValue.object(record.unknownFields).serialized, Data(body), jobID,
         ]
-        let arguments = StatementArguments(values.map { $0?.databaseValue ?? .null })
-        return try await pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO attribution_records (source, received_at, app, install_id, attribution, detailed, test_payload,
-                    org_id, org_name, campaign_id, campaign_name, ad_group_id, ad_group_name, keyword_id, keyword, keyword_match_type,
-                    ad_id, creative_set_id, conversion_type, conversion_type_raw, claim_type, click_date, impression_date,
-                    purchase_date, conversion_date, country_or_region, supply_placement, unknown_json, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: arguments)
-            return db.lastInsertedRowID
-        }
+        try db.execute(sql: """
+            INSERT INTO attribution_records (source, received_at, app, install_id, attribution, detailed, test_payload,
+                org_id, org_name, campaign_id, campaign_name, ad_group_id, ad_group_name, keyword_id, keyword, keyword_match_type,
+                ad_id, creative_set_id, conversion_type, conversion_type_raw, claim_type, click_date, impression_date,
+                purchase_date, conversion_date, country_or_region, supply_placement, unknown_json, body, job_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: StatementArguments(values.map { $0?.databaseValue ?? .null }))
+        return db.lastInsertedRowID
     }
 
     /// The `apple_ads_attributions` view's columns, oldest first, after the `after` id cursor.
@@ -45,4 +49,113 @@ extension PostbackStore {
         "creative_set_id", "conversion_type", "claim_type", "click_date", "impression_date", "purchase_date", "conversion_date",
         "country_or_region", "supply_placement",
     ]
+}
+
+/// A report over Apple Ads attribution records: filters and grouping from closed lists, so no caller text reaches SQL.
+public struct AttributionReportQuery: Sendable, Equatable {
+    /// A grouping dimension: the columns it adds (an id and, where records carry one, its name).
+    public enum Dimension: String, Sendable, CaseIterable {
+        case day, app, source, org, campaign, adGroup = "ad_group", keyword, ad, claimType = "claim_type", country
+        case conversionType = "conversion_type", supplyPlacement = "supply_placement"
+
+        /// The grouped column and the name column shown beside it (names come from iAd records only).
+        var columns: (group: String, name: String?) {
+            switch self {
+            case .day: ("day", nil)
+            case .app: ("app", nil)
+            case .source: ("source", nil)
+            case .org: ("org_id", "org_name")
+            case .campaign: ("campaign_id", "campaign_name")
+            case .adGroup: ("ad_group_id", "ad_group_name")
+            case .keyword: ("keyword_id", "keyword")
+            case .ad: ("ad_id", "creative_set_id")
+            case .claimType: ("claim_type", nil)
+            case .country: ("country_or_region", nil)
+            case .conversionType: ("conversion_type", nil)
+            case .supplyPlacement: ("supply_placement", nil)
+            }
+        }
+    }
+
+    public var from: Date?
+    public var to: Date?
+    public var app: String?
+    /// `adservices` or `iad`.
+    public var source: String?
+    /// Include Apple's developer-mode test payloads; by default they are left out.
+    public var includeTest = false
+    public var groupBy: [Dimension] = []
+
+    /// The metric columns, after the dimension columns.
+    public static let metrics = ["records", "attributed", "not_attributed", "downloads", "redownloads", "preorders", "detailed", "clicks", "impressions"]
+
+    public init() {}
+
+    /// Parses `by`, `from`, `to`, `app`, `source` and `include_test`; unknown names are refused unless in `extraAllowed`.
+    public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> AttributionReportQuery {
+        var query = AttributionReportQuery()
+        for (name, value) in parameters {
+            func fail(_ message: String) -> ReportQuery.Problem { ReportQuery.Problem(parameter: name, message: message) }
+            switch name {
+            case "from", "to":
+                guard let date = Timestamp.parse(value) else { throw fail("must be an ISO 8601 date or time such as 2026-11-01") }
+                if name == "from" { query.from = date } else { query.to = date }
+            case "app": query.app = value
+            case "source":
+                guard ["adservices", "iad"].contains(value) else { throw fail("must be adservices or iad") }
+                query.source = value
+            case "include_test":
+                guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw fail("must be true or false") }
+                query.includeTest = flag
+            case "by":
+                for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let dimension = Dimension(rawValue: String(part)) else {
+                        throw fail("unknown dimension \"\(part)\"; one of \(Dimension.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    if !query.groupBy.contains(dimension) { query.groupBy.append(dimension) }
+                }
+            default:
+                if !extraAllowed.contains(name) { throw fail("unknown parameter") }
+            }
+        }
+        return query
+    }
+
+    /// The report's column names: each dimension's columns, then the metrics.
+    public var columns: [String] {
+        groupBy.flatMap { dimension in [dimension.columns.group] + (dimension.columns.name.map { [$0] } ?? []) } + Self.metrics
+    }
+
+    func sql() -> (String, StatementArguments) {
+        var conditions: [String] = []
+        var arguments = StatementArguments()
+        if let from { conditions.append("received_at >= ?"); arguments += [Timestamp.format(from)] }
+        if let to { conditions.append("received_at < ?"); arguments += [Timestamp.format(to)] }
+        if let app { conditions.append("app = ?"); arguments += [app] }
+        if let source { conditions.append("source = ?"); arguments += [source] }
+        if !includeTest { conditions.append("NOT test_payload") }
+        let selected = groupBy.flatMap { dimension in
+            [dimension.columns.group] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
+        } + [
+            "count(*)", "sum(attribution)", "sum(NOT attribution)",
+            "sum(conversion_type = 'download')", "sum(conversion_type = 'redownload')", "sum(conversion_type = 'preorder')",
+            "sum(detailed)", "sum(lower(claim_type) = 'click')", "sum(lower(claim_type) = 'impression')",
+        ]
+        let grouping = groupBy.map(\.columns.group)
+        var sql = "SELECT \(selected.joined(separator: ", ")) FROM apple_ads_attributions"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if !grouping.isEmpty { sql += " GROUP BY \(grouping.joined(separator: ", ")) ORDER BY \(grouping.joined(separator: ", "))" }
+        return (sql, arguments)
+    }
+}
+
+extension PostbackStore {
+    /// Runs an attribution report.
+    public func attributionReport(_ query: AttributionReportQuery) async throws -> ReportTable {
+        let (sql, arguments) = query.sql()
+        let rows = try await pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0.databaseValues.map(Self.json) }
+        }
+        return ReportTable(columns: query.columns, rows: rows)
+    }
 }

@@ -212,6 +212,34 @@ enum StoreSchema {
                 FROM attribution_records;
                 """)
         }
+        migrator.registerMigration("v7-adservices-jobs") { db in
+            try db.execute(sql: """
+                CREATE TABLE adservices_jobs (
+                    id INTEGER PRIMARY KEY,
+                    token TEXT,
+                    token_sha256 BLOB NOT NULL UNIQUE,
+                    app TEXT,
+                    install_id TEXT,
+                    received_at TEXT NOT NULL,
+                    token_created_at REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    not_found_answers INTEGER NOT NULL DEFAULT 0,
+                    server_failures INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    claim_id TEXT,
+                    claimed_until REAL,
+                    last_attempt_at TEXT,
+                    last_answer TEXT,
+                    failure_reason TEXT,
+                    record_id INTEGER,
+                    finished_at TEXT
+                );
+                CREATE INDEX adservices_jobs_due ON adservices_jobs(next_attempt_at) WHERE state IN ('pending', 'retrying');
+                ALTER TABLE attribution_records ADD COLUMN job_id INTEGER;
+                CREATE UNIQUE INDEX attribution_records_job ON attribution_records(job_id) WHERE job_id IS NOT NULL;
+                """)
+        }
         return migrator
     }
 

@@ -102,3 +102,43 @@ import JWS
         #expect(policy.requestTimeout > 1, "Apple holds 404 answers for up to 1 s")
     }
 }
+
+@Suite struct TokenSubmissionTests {
+    @Test func plainTextTokenWithSurroundingWhitespace() throws {
+        let submission = try TokenSubmission.parse(Array(" QUJDRA+/=\n".utf8), contentType: "text/plain; charset=utf-8").get()
+        #expect(submission == TokenSubmission(token: "QUJDRA+/="))
+        #expect(try TokenSubmission.parse(Array("QUJDRA".utf8), contentType: nil).get().token == "QUJDRA")
+    }
+
+    @Test func jsonWithCallerIDsAndTokenTime() throws {
+        let body = #"{"token": "QUJD", "app": "1108187390", "install-id": "i-1", "token-created-at": "2026-11-22T08:00:00Z"}"#
+        let submission = try TokenSubmission.parse(Array(body.utf8), contentType: "application/json").get()
+        #expect(submission.app == "1108187390")
+        #expect(submission.installID == "i-1")
+        #expect(submission.tokenCreatedAt == Date(timeIntervalSince1970: 1_795_334_400))
+        // Without a content type, a body starting with "{" is JSON.
+        #expect(try TokenSubmission.parse(Array(#" {"token": "QUJD"}"#.utf8), contentType: nil).get().token == "QUJD")
+    }
+
+    @Test(arguments: [
+        ("", "text/plain", "token: is empty"),
+        ("QU JD", "text/plain", "no spaces"),
+        ("<token/>", "application/xml", "not application/xml"),
+        (#"{"token": 5}"#, "application/json", "token: is required"),
+        (#"{"token": "QUJD", "install_id": "x"}"#, "application/json", "install_id: unknown member"),
+        (#"{"token": "QUJD", "token-created-at": "yesterday"}"#, "application/json", "token-created-at: must be"),
+        ("{", "application/json", "not a JSON object"),
+    ])
+    func refusesWithAClearReason(body: String, contentType: String, expected: String) {
+        guard case .failure(let problem) = TokenSubmission.parse(Array(body.utf8), contentType: contentType) else {
+            Issue.record("accepted \(body)")
+            return
+        }
+        #expect(problem.description.contains(expected), "\(problem.description)")
+    }
+
+    @Test func refusesAnOverlongToken() {
+        let token = String(repeating: "A", count: TokenSubmission.maximumTokenLength + 1)
+        #expect(throws: RecordProblem.self) { try TokenSubmission.parse(Array(token.utf8), contentType: "text/plain").get() }
+    }
+}

@@ -13,7 +13,7 @@ import Store
 /// A real server on loopback with a fresh SQLite file per test.
 struct LiveServer {
     static let networkKey = try! ECPrivateKey.generate()
-    let settings: ServerSettings
+    var settings: ServerSettings
 
     init(allowDevelopment: Bool = false, bodyLimit: Int = 64 * 1024, busyTimeout: Double = 5) {
         var settings = ServerSettings()

@@ -31,6 +31,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text or json.") var logFormat: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(name: .customLong("busy-timeout"), help: "Seconds a write waits for a database lock before answering 500 (default 5).") var busyTimeout: Double?
+    @Option(name: .customLong("adservices-url"), help: "Apple's attribution API (default https://api-adservices.apple.com/api/v1/).") var adServicesURL: String?
+    @Option(name: .customLong("adservices-concurrency"), help: "Token exchanges in flight at most (default 8).") var adServicesConcurrency: Int?
+    @Option(name: .customLong("adservices-timeout"), help: "Seconds to wait for Apple's answer (default 5; Apple holds up to 1 s).") var adServicesTimeout: Double?
+    @Option(name: .customLong("adservices-not-found-interval"), help: "Seconds between tries after a 404 (default 5, Apple's rule).") var adServicesNotFoundInterval: Double?
+    @Option(name: .customLong("adservices-backoff"), help: "First delay after a 5xx or network error, doubling (default 5).") var adServicesBackoff: Double?
+    @Option(name: .customLong("adservices-max-backoff"), help: "Longest delay between tries (default 3600).") var adServicesMaxBackoff: Double?
+    @Option(name: .customLong("adservices-token-lifetime"), help: "Seconds a token lives (default 86400, Apple's 24 h).") var adServicesTokenLifetime: Double?
 
     /// The settings after flags, environment and config file.
     func resolveSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIFailure) -> ServerSettings {
@@ -45,6 +52,13 @@ struct ServeCommand: AsyncParsableCommand {
         flags["log-format"] = logFormat
         flags["log-level"] = logLevel
         flags["busy-timeout"] = busyTimeout.map { String($0) }
+        flags["adservices-url"] = adServicesURL
+        flags["adservices-concurrency"] = adServicesConcurrency.map(String.init)
+        flags["adservices-timeout"] = adServicesTimeout.map { String($0) }
+        flags["adservices-not-found-interval"] = adServicesNotFoundInterval.map { String($0) }
+        flags["adservices-backoff"] = adServicesBackoff.map { String($0) }
+        flags["adservices-max-backoff"] = adServicesMaxBackoff.map { String($0) }
+        flags["adservices-token-lifetime"] = adServicesTokenLifetime.map { String($0) }
         let flagLists: [String: [String]] = ["keys": extraKeys, "accept-ad-network": acceptedAdNetworks].filter { !$0.value.isEmpty }
         var layers = [
             ServerSettings.Layer(name: "flag", lookup: { flags[$0] }, list: { flagLists[$0] }),

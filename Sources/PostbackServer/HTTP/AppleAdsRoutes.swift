@@ -3,20 +3,35 @@ import Hummingbird
 import JWS
 import Store
 
-/// Apple Ads: `POST /v1/iad/attribution` (from apps) and `GET /v1/adservices/records` (analysts, API key).
+/// Apple Ads: `POST /v1/adservices/tokens` and `POST /v1/iad/attribution` (from apps), `GET /v1/adservices/records`
+/// and `GET /v1/adservices/report` (analysts, API key).
 enum AppleAdsRoutes {
     static let maximumBody = 64 * 1024
 
     /// Routes apps call; like postbacks they carry no API key.
-    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore) {
-        router.post("/v1/iad/attribution") { request, _ in
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumBody)
-            } catch {
-                throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(maximumBody) bytes")
+    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore, tokenExchange: TokenExchangeRunner) {
+        router.post("/v1/adservices/tokens") { request, _ in
+            let bytes = try await collect(request)
+            let submission: TokenSubmission
+            switch TokenSubmission.parse(bytes, contentType: request.headers[.contentType]) {
+            case .success(let parsed): submission = parsed
+            case .failure(let problem): throw APIError(.badRequest, "invalid_token", problem.description)
             }
-            let bytes = Array(buffer: body)
+            let job: EnqueuedTokenJob
+            do {
+                job = try await store.enqueueToken(submission)
+            } catch {
+                throw APIError(.internalServerError, "storage_unavailable", "the token could not be stored; retry later")
+            }
+            if job.isNew { tokenExchange.wake() }
+            return JSONResponse.make(status: job.isNew ? .accepted : .ok, JSONObject([
+                JSONMember(key: "status", value: .string(job.isNew ? "accepted" : "known")),
+                JSONMember(key: "job", value: .number(String(job.id))),
+                JSONMember(key: "state", value: .string(job.state.rawValue)),
+            ]))
+        }
+        router.post("/v1/iad/attribution") { request, _ in
+            let bytes = try await collect(request)
             let record: AttributionRecord
             switch IAdDictionary.normalise(bytes) {
             case .success(let normalised): record = normalised
@@ -34,6 +49,14 @@ enum AppleAdsRoutes {
                 JSONMember(key: "id", value: .number(String(id))),
                 JSONMember(key: "attribution", value: .bool(record.attribution)),
             ]))
+        }
+    }
+
+    static func collect(_ request: Request) async throws -> [UInt8] {
+        do {
+            return Array(buffer: try await request.body.collect(upTo: maximumBody))
+        } catch {
+            throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(maximumBody) bytes")
         }
     }
 
@@ -56,6 +79,20 @@ enum AppleAdsRoutes {
             let table = try await store.attributionRecords(after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
+        }
+        group.get("adservices/report") { request, _ in
+            let parameters = request.uri.queryParameters
+            let query: AttributionReportQuery
+            do throws(ReportQuery.Problem) {
+                query = try AttributionReportQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
+            } catch {
+                throw APIError(.badRequest, "bad_parameter", error.description)
+            }
+            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
+                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
+            }
+            let table = try await store.attributionReport(query)
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
         }
     }
 }

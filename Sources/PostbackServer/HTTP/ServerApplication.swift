@@ -28,17 +28,6 @@ struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Stops the commit thread at shutdown. The application's service group shuts services down in reverse order, so this
-/// runs after the HTTP server has drained its in-flight requests (and so their commits).
-struct CommitWriterService: Service {
-    let writer: GroupCommitWriter
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        writer.stop()
-    }
-}
-
 /// Builds the HTTP application: routes, store, writer. Used by `serve` and by the live tests.
 enum ServerApplication {
     /// The well-known and generic postback paths.
@@ -71,7 +60,12 @@ enum ServerApplication {
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
-        AppleAdsRoutes.addPublic(to: router, store: store)
+        let tokenExchange = TokenExchangeRunner(
+            store: store,
+            configuration: .init(url: settings.adServicesURL, policy: settings.adServicesPolicy, concurrency: settings.adServicesConcurrency),
+            logger: logger
+        )
+        AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange)
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {
@@ -87,7 +81,7 @@ enum ServerApplication {
         return Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [CommitWriterService(writer: writer)],
+            services: [CommitWriterService(writer: writer), tokenExchange],
             onServerRunning: onServerRunning,
             logger: logger
         )

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import JWS
+import Store
+
+/// `countersign adservices`: the token-exchange queue and Apple Ads attribution reports.
+struct AdServicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adservices",
+        abstract: "Apple Ads: token jobs waiting, retrying or failed, and attribution reports.",
+        subcommands: [Status.self, Report.self]
+    )
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Count token jobs by state and list the pending, retrying and failed ones.",
+            discussion: """
+            States: pending (not yet sent to Apple), retrying (Apple answered 404 or 5xx, or could not be reached; \
+            next_attempt_at says when), done (the record is stored), failed (failure_reason: token_invalid, not_found, \
+            token_expired or unexpected_status_N).
+            Example: countersign adservices status --database data/countersign.sqlite
+            """
+        )
+        @OptionGroup var database: DatabaseOption
+        @Flag(help: "List done jobs too.") var all = false
+        @Option(help: "Jobs listed at most.") var limit = 100
+        @Option(help: "table, csv, json or ndjson.") var format = "table"
+
+        func run() async throws {
+            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            guard limit > 0 else { throw CLIFailure.usage("--limit must be positive") }
+            let store = try database.open()
+            let counts = try await store.tokenJobCounts()
+            let states: [TokenJobState] = all ? TokenJobState.allCases : [.pending, .retrying, .failed]
+            let jobs = try await store.tokenJobs(states: states, limit: limit)
+            let summary = TokenJobState.allCases.map { JSONMember(key: $0.rawValue, value: .number(String(counts[$0] ?? 0))) }
+            switch output {
+            case .json:
+                print(output.render(jobs, extra: [JSONMember(key: "counts", value: .object(JSONObject(summary)))]), terminator: "")
+            case .table:
+                print(TokenJobState.allCases.map { "\($0.rawValue)=\(counts[$0] ?? 0)" }.joined(separator: " "))
+                if !jobs.rows.isEmpty { print(output.render(jobs), terminator: "") }
+            case .csv, .ndjson:
+                print(output.render(jobs), terminator: "")
+            }
+        }
+    }
+
+    struct Report: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Attribution records counted by organisation, campaign, ad group, keyword, ad, claim type, country and more.",
+            discussion: """
+            Dimensions for --by: \(AttributionReportQuery.Dimension.allCases.map(\.rawValue).joined(separator: ", ")).
+            Example: countersign adservices report --by campaign,country --from 2026-11-01
+            """
+        )
+        @OptionGroup var database: DatabaseOption
+        @Option(help: "Comma-separated dimensions to group by.") var by: String?
+        @Option(help: "Received at or after (ISO 8601).") var from: String?
+        @Option(help: "Received before (ISO 8601).") var to: String?
+        @Option(help: "The app id the token or dictionary was sent with.") var app: String?
+        @Option(help: "adservices or iad.") var source: String?
+        @Flag(name: .customLong("include-test"), help: "Include Apple's developer-mode test payloads.") var includeTest = false
+        @Option(help: "table, csv, json or ndjson.") var format = "table"
+
+        func run() async throws {
+            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            var pairs = [("by", by), ("from", from), ("to", to), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
+            if includeTest { pairs.append(("include_test", "true")) }
+            let query: AttributionReportQuery
+            do throws(ReportQuery.Problem) { query = try AttributionReportQuery.parse(pairs) } catch {
+                throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-"))
+            }
+            print(output.render(try await database.open().attributionReport(query)), terminator: "")
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import AdServices
+import Foundation
+import GRDB
+import JWS
+import Postback
+
+/// Where a token job stands.
+public enum TokenJobState: String, Sendable, CaseIterable {
+    /// Received, not yet sent to Apple.
+    case pending
+    /// Sent at least once; Apple's answer calls for another try at `next_attempt_at`.
+    case retrying
+    /// Apple answered 200; the record (attribution true or false) is stored.
+    case done
+    /// Given up: `failure_reason` says why (token_invalid, not_found, token_expired, ...).
+    case failed
+}
+
+/// A token job claimed for one exchange attempt. Only the holder of `claimID` may record its outcome.
+public struct TokenJob: Sendable, Equatable {
+    public let id: Int64
+    public let token: String
+    public let app: String?
+    public let installID: String?
+    /// The start of the token's 24-hour life: when the device made it, or else when Countersign received it.
+    public let tokenCreatedAt: Date
+    /// Attempts made so far, and of those how many were answered 404, and 5xx or a network error.
+    public let attempts: Int
+    public let notFoundAnswers: Int
+    public let serverFailures: Int
+    public let claimID: String
+}
+
+/// What one exchange attempt led to.
+public enum TokenJobUpdate: Sendable {
+    /// Apple answered 200 with this record (the response body is kept with it).
+    case store(AttributionRecord, body: [UInt8])
+    /// Try again after this many seconds.
+    case retry(after: TimeInterval)
+    /// Stop for this reason.
+    case fail(reason: String)
+}
+
+/// What `enqueueToken` did.
+public struct EnqueuedTokenJob: Sendable, Equatable {
+    public let id: Int64
+    public let state: TokenJobState
+    /// False when the same token was already known: the existing job is returned and nothing new is queued.
+    public let isNew: Bool
+}
+
+extension PostbackStore {
+    /// Stores a token as a pending job, durably, before the caller answers. A token already known returns its job.
+    public func enqueueToken(_ submission: TokenSubmission, receivedAt: Date = Date()) async throws -> EnqueuedTokenJob {
+        let hash = Data(sha256(Array(submission.token.utf8)))
+        let createdAt = (submission.tokenCreatedAt ?? receivedAt).timeIntervalSince1970
+        return try await pool.write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT id, state FROM adservices_jobs WHERE token_sha256 = ?", arguments: [hash]) {
+                return EnqueuedTokenJob(id: row["id"], state: TokenJobState(rawValue: row["state"]) ?? .pending, isNew: false)
+            }
+            try db.execute(sql: """
+                INSERT INTO adservices_jobs (token, token_sha256, app, install_id, received_at, token_created_at, state, next_attempt_at)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)
+                """, arguments: [submission.token, hash, submission.app, submission.installID, Timestamp.format(receivedAt), createdAt,
+                                 receivedAt.timeIntervalSince1970])
+            return EnqueuedTokenJob(id: db.lastInsertedRowID, state: .pending, isNew: true)
+        }
+    }
+
+    /// Claims up to `limit` jobs that are due at `now` and not claimed by a live lease, for `lease` seconds.
+    /// A job is claimed by one caller at a time, so a token is never exchanged twice at once.
+    public func claimDueTokenJobs(now: Date, limit: Int, lease: TimeInterval) async throws -> [TokenJob] {
+        let claimID = UUID().uuidString
+        let moment = now.timeIntervalSince1970
+        return try await pool.write { db in
+            try Row.fetchAll(db, sql: """
+                UPDATE adservices_jobs SET claim_id = ?, claimed_until = ?
+                WHERE id IN (SELECT id FROM adservices_jobs
+                             WHERE state IN ('pending', 'retrying') AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+                             ORDER BY next_attempt_at LIMIT ?)
+                RETURNING id, token, app, install_id, token_created_at, attempts, not_found_answers, server_failures
+                """, arguments: [claimID, moment + lease, moment, moment, limit]).map { row in
+                TokenJob(id: row["id"], token: row["token"], app: row["app"], installID: row["install_id"],
+                         tokenCreatedAt: Date(timeIntervalSince1970: row["token_created_at"]), attempts: row["attempts"],
+                         notFoundAnswers: row["not_found_answers"], serverFailures: row["server_failures"], claimID: claimID)
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Records one attempt's outcome for a claimed job: `answer` is what Apple said (`200`, `404`, `network`, ...),
+    /// `attempted` whether a request was made at all. Storing the record and closing the job happen in one transaction,
+    /// and a job has at most one record, so a record is stored exactly once. Returns false when the claim was lost.
+    @discardableResult
+    public func finishTokenAttempt(_ job: TokenJob, answer: String?, attempted: Bool, notFound: Bool, serverFailure: Bool,
+                                   update: TokenJobUpdate, now: Date = Date()) async throws -> Bool {
+        let nowText = Timestamp.format(now)
+        return try await pool.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT claim_id = ? AND state IN ('pending', 'retrying') FROM adservices_jobs WHERE id = ?",
+                                    arguments: [job.claimID, job.id]) == true else { return false }
+            let counts: StatementArguments = [attempted ? 1 : 0, notFound ? 1 : 0, serverFailure ? 1 : 0, attempted ? nowText : nil, answer]
+            let common = """
+                attempts = attempts + ?, not_found_answers = not_found_answers + ?, server_failures = server_failures + ?,
+                last_attempt_at = coalesce(?, last_attempt_at), last_answer = coalesce(?, last_answer), claim_id = NULL, claimed_until = NULL
+                """
+            switch update {
+            case .store(let record, let body):
+                let recordID = try Self.insertAttribution(db, record, app: job.app, installID: job.installID, body: body, receivedAt: now, jobID: job.id)
+                try db.execute(sql: "UPDATE adservices_jobs SET \(common), state = 'done', record_id = ?, finished_at = ?, token = NULL WHERE id = ?",
+                               arguments: counts + [recordID, nowText, job.id])
+            case .retry(let delay):
+                try db.execute(sql: "UPDATE adservices_jobs SET \(common), state = 'retrying', next_attempt_at = ? WHERE id = ?",
+                               arguments: counts + [now.timeIntervalSince1970 + delay, job.id])
+            case .fail(let reason):
+                try db.execute(sql: "UPDATE adservices_jobs SET \(common), state = 'failed', failure_reason = ?, finished_at = ?, token = NULL WHERE id = ?",
+                               arguments: counts + [reason, nowText, job.id])
+            }
+            return true
+        }
+    }
+
+    /// When the next open job falls due (its claim may still be live), or nil when none is open.
+    public func nextTokenJobDue() async throws -> Date? {
+        try await pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT min(max(next_attempt_at, coalesce(claimed_until, 0))) FROM adservices_jobs WHERE state IN ('pending', 'retrying')")
+        }.map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// How many jobs are in each state.
+    public func tokenJobCounts() async throws -> [TokenJobState: Int] {
+        try await pool.read { db in
+            var counts = Dictionary(uniqueKeysWithValues: TokenJobState.allCases.map { ($0, 0) })
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS jobs FROM adservices_jobs GROUP BY state") {
+                if let state = TokenJobState(rawValue: row["state"]) { counts[state] = row["jobs"] }
+            }
+            return counts
+        }
+    }
+
+    /// Jobs in `states`, oldest first, as a table (the token itself is never listed).
+    public func tokenJobs(states: [TokenJobState], limit: Int) async throws -> ReportTable {
+        let columns = ["id", "state", "app", "install_id", "received_at", "attempts", "last_answer", "last_attempt_at", "next_attempt_at",
+                       "failure_reason", "record_id", "finished_at"]
+        let placeholders = Array(repeating: "?", count: states.count).joined(separator: ", ")
+        let rows = try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, state, app, install_id, received_at, attempts, last_answer, last_attempt_at,
+                       CASE WHEN state IN ('pending', 'retrying') THEN strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, 'unixepoch') END,
+                       failure_reason, record_id, finished_at
+                FROM adservices_jobs WHERE state IN (\(placeholders)) ORDER BY id LIMIT ?
+                """, arguments: StatementArguments(states.map(\.rawValue)) + [limit]).map { $0.databaseValues.map(Self.json) }
+        }
+        return ReportTable(columns: columns, rows: rows)
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import AdServices
+import JWS
+import Postback
+import Store
+@testable import PostbackServer
+
+/// AdServices tokens: queued over HTTP, exchanged with a scripted stand-in for Apple's API, stored once.
+@Suite struct AdServicesExchangeTests {
+    static let detailed = #"{"attribution": true, "orgId": 40669820, "campaignId": 542370539, "conversionType": "Download", "clickDate": "2024-10-08T17:17Z", "claimType": "Click", "adGroupId": 542317095, "countryOrRegion": "US", "keywordId": 87675432, "adId": 542317136, "supplyPlacement": "APPSTORE_SEARCH_RESULTS"}"#
+    static let standard = #"{"attribution": true, "orgId": 40669820, "campaignId": 542370540, "conversionType": "Redownload", "claimType": "Impression", "adGroupId": 542317095, "countryOrRegion": "GB", "adId": 542317136}"#
+    static let notAttributed = #"{"attribution": false}"#
+
+    /// Short delays so the schedule plays out in a second or two; the shape is Apple's.
+    static func server(apiURL: String, database: String? = nil, interval: TimeInterval = 0.3, timeout: TimeInterval = 3, lifetime: TimeInterval = 86400) -> LiveServer {
+        var server = LiveServer()
+        if let database { server.settings.database = database }
+        server.settings.adServicesURL = apiURL
+        server.settings.adServicesPolicy.notFoundInterval = interval
+        server.settings.adServicesPolicy.initialBackoff = interval
+        server.settings.adServicesPolicy.requestTimeout = timeout
+        server.settings.adServicesPolicy.tokenLifetime = lifetime
+        return server
+    }
+
+    /// Waits until no job is pending or retrying.
+    static func waitForJobs(_ server: LiveServer, seconds: TimeInterval = 30) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let open = try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')") }
+            if open == 0 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("jobs still open after \(seconds) s")
+    }
+
+    static func job(_ server: LiveServer, token: String) throws -> Row {
+        let hash = Data(sha256(Array(token.utf8)))
+        return try #require(try server.query { db in try Row.fetchOne(db, sql: "SELECT * FROM adservices_jobs WHERE token_sha256 = ?", arguments: [hash]) })
+    }
+
+    static func submit(_ client: any TestClientProtocol, _ body: String, contentType: String = "text/plain") async throws -> TestResponse {
+        try await client.execute(uri: "/v1/adservices/tokens", method: .post, headers: [.contentType: contentType], body: ByteBuffer(string: body))
+    }
+
+    @Test func everyScriptedAnswerIsHandledByApplesRules() async throws {
+        let standIn = AppleAPIStandIn([
+            "detailed": [.ok(Self.detailed)],
+            "standard": [.ok(Self.standard)],
+            "unattributed": [.ok(Self.notAttributed)],
+            "invalid": [.status(400)],
+            "late": [.status(404), .ok(Self.detailed)],
+            "missing": [.status(404)],
+            "flaky": [.status(500), .ok(Self.standard)],
+            "slow": [AppleAPIStandIn.Answer(status: 200, body: Self.detailed, hold: 1)],
+            "old": [.status(404)],
+        ])
+        let tokens = ["detailed", "standard", "unattributed", "invalid", "late", "missing", "flaky", "slow"]
+        try await standIn.serve { url in
+            let server = Self.server(apiURL: url)
+            try await server.run { client in
+                for token in tokens {
+                    let response = try await Self.submit(client, token)
+                    #expect(response.status == .accepted)
+                    #expect(response.json?["state"] == .string("pending"))
+                }
+                let old = #"{"token": "old", "app": "1108187390", "install-id": "i-old", "token-created-at": "\#(Timestamp.format(Date().addingTimeInterval(-25 * 3600)))"}"#
+                #expect(try await Self.submit(client, old, contentType: "application/json").status == .accepted)
+                try await Self.waitForJobs(server)
+                // A token sent again is the same job, and is not exchanged again.
+                let again = try await Self.submit(client, "detailed")
+                #expect(again.status == .ok)
+                #expect(again.json?["status"] == .string("known"))
+                #expect(again.json?["state"] == .string("done"))
+            }
+            for token in tokens {
+                for call in standIn.calls(for: token) {
+                    #expect(call.method == "POST")
+                    #expect(call.path == "/api/v1/" || call.path == "/api/v1")
+                    #expect(call.contentType == "text/plain")
+                }
+            }
+            let expectedCalls = ["detailed": 1, "standard": 1, "unattributed": 1, "invalid": 1, "late": 2, "missing": 3, "flaky": 2, "slow": 1, "old": 0]
+            for (token, count) in expectedCalls { #expect(standIn.calls(for: token).count == count, "\(token)") }
+            for token in ["late", "missing", "flaky"] {
+                for gap in standIn.gaps(for: token) { #expect(gap >= 0.3, "\(token) retried after \(gap) s") }
+            }
+            let expectedStates = ["detailed": "done", "standard": "done", "unattributed": "done", "invalid": "failed", "late": "done",
+                                  "missing": "failed", "flaky": "done", "slow": "done", "old": "failed"]
+            for (token, state) in expectedStates {
+                let job = try Self.job(server, token: token)
+                #expect(job["state"] == state, "\(token)")
+                #expect(job["token"] as String? == nil, "the token is forgotten once its job ends")
+            }
+            #expect(try Self.job(server, token: "invalid")["failure_reason"] == "token_invalid")
+            #expect(try Self.job(server, token: "missing")["failure_reason"] == "not_found")
+            #expect(try Self.job(server, token: "old")["failure_reason"] == "token_expired")
+            #expect(try Self.job(server, token: "flaky")["server_failures"] == 1)
+            let records = try server.query { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT j.token_sha256, r.* FROM attribution_records r JOIN adservices_jobs j ON j.record_id = r.id ORDER BY r.id
+                    """)
+            }
+            #expect(records.count == 6)
+            func record(_ token: String) throws -> Row {
+                try #require(records.first { $0["token_sha256"] == Data(sha256(Array(token.utf8))) })
+            }
+            #expect(try record("detailed")["detailed"] == true)
+            #expect(try record("detailed")["click_date"] == "2024-10-08T17:17:00.000Z")
+            #expect(try record("detailed")["source"] == "adservices")
+            #expect(try record("standard")["detailed"] == false)
+            #expect(try record("standard")["claim_type"] == "Impression")
+            #expect(try record("standard")["conversion_type"] == "redownload")
+            #expect(try record("unattributed")["attribution"] == false)
+            #expect(try record("late")["campaign_id"] == 542370539)
+            #expect(try record("flaky")["country_or_region"] == "GB")
+            #expect(try record("slow")["keyword_id"] == 87675432)
+        }
+    }
+
+    @Test func serverFailuresBackOffUntilTheTokenExpires() async throws {
+        let standIn = AppleAPIStandIn([
+            "down": [.status(500)],
+            "hanging": [AppleAPIStandIn.Answer(status: 200, body: Self.detailed, hold: 2)],
+        ])
+        try await standIn.serve { url in
+            let server = Self.server(apiURL: url, interval: 0.2, timeout: 0.5, lifetime: 2.5)
+            try await server.run { client in
+                for token in ["down", "hanging"] { #expect(try await Self.submit(client, token).status == .accepted) }
+                try await Self.waitForJobs(server)
+            }
+            for token in ["down", "hanging"] {
+                let gaps = standIn.gaps(for: token)
+                #expect(gaps.count >= 2, "\(token): \(gaps)")
+                // 0.2 s, then 0.4 s, doubling (plus the 0.5 s timeout for the hanging call).
+                for (index, gap) in gaps.enumerated() { #expect(gap >= 0.2 * pow(2, Double(index)), "\(token): \(gaps)") }
+                let job = try Self.job(server, token: token)
+                #expect(job["state"] == "failed")
+                #expect(job["failure_reason"] == "token_expired")
+                #expect(job["server_failures"] == standIn.calls(for: token).count)
+            }
+            #expect(try Self.job(server, token: "hanging")["last_answer"] == "network")
+        }
+    }
+
+    @Test func jobsLeftOpenWhenTheServerStopsFinishOnceAfterRestart() async throws {
+        let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+        let tokens = (1...6).map { "restart\($0)" }
+        // First run: Apple cannot be reached, so every job is retrying when the server stops.
+        let unreachable = Self.server(apiURL: "http://127.0.0.1:9/api/v1/", database: database, interval: 0.5)
+        try await unreachable.run { client in
+            for token in tokens.prefix(4) { #expect(try await Self.submit(client, token).status == .accepted) }
+            let deadline = Date().addingTimeInterval(20)
+            while try unreachable.query({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state = 'retrying'") }) != 4,
+                  Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
+        let store = try PostbackStore(settings: StoreSettings(path: database))
+        _ = try await store.enqueueToken(TokenSubmission(token: tokens[4]))
+        _ = try await store.enqueueToken(TokenSubmission(token: tokens[5]))
+        let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 1, lease: 1)
+        #expect(claimed.count == 1)
+        let states = try unreachable.query { db in try String.fetchAll(db, sql: "SELECT state FROM adservices_jobs ORDER BY id") }
+        #expect(states == ["retrying", "retrying", "retrying", "retrying", "pending", "pending"])
+
+        let standIn = AppleAPIStandIn(Dictionary(uniqueKeysWithValues: tokens.map { ($0, [AppleAPIStandIn.Answer.ok(Self.detailed)]) }))
+        try await standIn.serve { url in
+            let server = Self.server(apiURL: url, database: database, interval: 0.5)
+            try await server.run { _ in try await Self.waitForJobs(server) }
+            for token in tokens { #expect(standIn.calls(for: token).count == 1, "\(token)") }
+            let perJob = try server.query { db in
+                try Int.fetchAll(db, sql: "SELECT count(r.id) FROM adservices_jobs j LEFT JOIN attribution_records r ON r.job_id = j.id GROUP BY j.id")
+            }
+            #expect(perJob == Array(repeating: 1, count: 6))
+            #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state = 'done'") } == 6)
+        }
+    }
+
+    @Test func badTokensGetSpecificErrors() async throws {
+        let server = LiveServer()
+        try await server.run { client in
+            for (body, contentType, fragment) in [("", "text/plain", "empty"), ("QU JD", "text/plain", "no spaces"),
+                                                  (#"{"token": "QUJD", "extra": 1}"#, "application/json", "extra"), ("x", "image/png", "image/png")] {
+                let response = try await Self.submit(client, body, contentType: contentType)
+                #expect(response.status == .badRequest)
+                #expect(response.json?["error"] == .string("invalid_token"))
+                #expect(response.json?["message"]?.string?.contains(fragment) == true, "\(String(describing: response.json))")
+            }
+            let oversize = try await Self.submit(client, String(repeating: "A", count: 70_000))
+            #expect(oversize.status == .contentTooLarge)
+        }
+        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs") } == 0)
+    }
+
+    @Test func defaultsAreApples() {
+        let settings = ServerSettings()
+        #expect(settings.adServicesURL == "https://api-adservices.apple.com/api/v1/")
+        #expect(settings.adServicesPolicy == RetryPolicy())
+    }
+}
+
+/// Analysts: the status command and the grouped report agree with the stored records.
+@Suite struct AppleAdsReportTests {
+    @Test func reportGroupsByCampaignAndCountryAndLeavesTestPayloadsOut() async throws {
+        let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+        let store = try PostbackStore(settings: StoreSettings(path: database))
+        let bodies = [
+            AdServicesExchangeTests.detailed, AdServicesExchangeTests.detailed, AdServicesExchangeTests.standard,
+            AdServicesExchangeTests.notAttributed,
+            #"{"attribution": true, "orgId": 1234567890, "campaignId": 1234567890, "conversionType": "Download", "clickDate": "2020-04-08T17:17Z", "claimType": "Click", "adGroupId": 1234567890, "countryOrRegion": "US", "keywordId": 123222, "adId": 542317136}"#,
+        ]
+        for body in bodies {
+            let record = try AttributionRecord.decode(adServicesResponse: Array(body.utf8)).get()
+            _ = try await store.storeAttribution(record, app: "1108187390", installID: nil, body: Array(body.utf8))
+        }
+        let query = try AttributionReportQuery.parse([("by", "campaign,country")])
+        let table = try await store.attributionReport(query)
+        #expect(table.columns == ["campaign_id", "campaign_name", "country_or_region"] + AttributionReportQuery.metrics)
+        let rows = table.rows.map { Dictionary(uniqueKeysWithValues: zip(table.columns, $0)) }
+        #expect(rows.count == 3)
+        let detailedRow = try #require(rows.first { $0["campaign_id"] == .number("542370539") })
+        #expect(detailedRow["records"] == .number("2"))
+        #expect(detailedRow["detailed"] == .number("2"))
+        #expect(detailedRow["clicks"] == .number("2"))
+        #expect(detailedRow["downloads"] == .number("2"))
+        let standardRow = try #require(rows.first { $0["campaign_id"] == .number("542370540") })
+        #expect(standardRow["country_or_region"] == .string("GB"))
+        #expect(standardRow["impressions"] == .number("1"))
+        #expect(standardRow["redownloads"] == .number("1"))
+        let unattributed = try #require(rows.first { $0["campaign_id"] == .null })
+        #expect(unattributed["not_attributed"] == .number("1"))
+        let withTest = try await store.attributionReport(try AttributionReportQuery.parse([("by", "campaign"), ("include_test", "true")]))
+        #expect(withTest.rows.count == 4)
+        #expect(throws: ReportQuery.Problem.self) { try AttributionReportQuery.parse([("by", "campaign;DROP")]) }
+
+        let cli = try countersign(["adservices", "report", "--database", database, "--by", "org,claim_type", "--format", "csv"])
+        #expect(cli.status == 0)
+        #expect(cli.stdout.split(separator: "\r\n").first == "org_id,org_name,claim_type,records,attributed,not_attributed,downloads,redownloads,preorders,detailed,clicks,impressions")
+        #expect(cli.stdout.contains("40669820,,Click,2,2,0,2,0,0,2,2,0"))
+        let bad = try countersign(["adservices", "report", "--database", database, "--by", "colour"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("unknown dimension"))
+    }
+
+    @Test func statusCountsAndListsOpenAndFailedJobs() async throws {
+        let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+        let store = try PostbackStore(settings: StoreSettings(path: database))
+        for token in ["one", "two", "three"] { _ = try await store.enqueueToken(TokenSubmission(token: token, app: "1108187390")) }
+        let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 2, lease: 10)
+        #expect(claimed.map(\.token) == ["one", "two"])
+        #expect(try await store.claimDueTokenJobs(now: Date(), limit: 5, lease: 10).map(\.token) == ["three"], "a claimed job is not handed out twice")
+        #expect(try await store.finishTokenAttempt(claimed[0], answer: "400", attempted: true, notFound: false, serverFailure: false, update: .fail(reason: "token_invalid")))
+        #expect(try await store.finishTokenAttempt(claimed[1], answer: "404", attempted: true, notFound: true, serverFailure: false, update: .retry(after: 5)))
+        let recordedTwice = try await store.finishTokenAttempt(claimed[1], answer: "404", attempted: true, notFound: true, serverFailure: false, update: .retry(after: 5))
+        #expect(!recordedTwice, "a finished claim cannot be recorded twice")
+        let table = try countersign(["adservices", "status", "--database", database])
+        #expect(table.status == 0)
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.first == "pending=1 retrying=1 done=0 failed=1")
+        #expect(lines.count == 5)
+        #expect(lines.contains { $0.contains("failed") && $0.contains("token_invalid") })
+        #expect(lines.contains { $0.contains("retrying") && $0.contains("404") })
+        let json = try countersign(["adservices", "status", "--database", database, "--format", "json"])
+        let document = try #require(try JSONParser.parse(Array(json.stdout.utf8)).object)
+        #expect(document["counts"]?.object?["failed"] == .number("1"))
+        #expect(!json.stdout.contains("\"one\""), "tokens are never listed")
+    }
+}
