@@ -95,29 +95,20 @@ public struct AttributionReportQuery: Sendable, Equatable {
     public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> AttributionReportQuery {
         var query = AttributionReportQuery()
         for (name, value) in parameters {
-            func fail(_ message: String) -> ReportQuery.Problem { ReportQuery.Problem(parameter: name, message: message) }
             switch name {
-            case "from", "to":
-                guard let date = Timestamp.parse(value) else { throw fail("must be an ISO 8601 date or time such as 2026-11-01") }
-                if name == "from" { query.from = date } else { query.to = date }
+            case "from": query.from = try QueryParameter.time(name, value)
+            case "to": query.to = try QueryParameter.time(name, value)
             case "app": query.app = value
             case "source":
-                guard ["adservices", "iad"].contains(value) else { throw fail("must be adservices or iad") }
+                guard ["adservices", "iad"].contains(value) else { throw ReportQuery.Problem(parameter: name, message: "must be adservices or iad") }
                 query.source = value
-            case "include_test":
-                guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw fail("must be true or false") }
-                query.includeTest = flag
-            case "by":
-                for part in value.split(separator: ",", omittingEmptySubsequences: false) {
-                    guard let dimension = Dimension(rawValue: String(part)) else {
-                        throw fail("unknown dimension \"\(part)\"; one of \(Dimension.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    if !query.groupBy.contains(dimension) { query.groupBy.append(dimension) }
-                }
+            case "include_test": query.includeTest = try QueryParameter.flag(name, value)
+            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
             default:
-                if !extraAllowed.contains(name) { throw fail("unknown parameter") }
+                if !extraAllowed.contains(name) { throw ReportQuery.Problem(parameter: name, message: "unknown parameter") }
             }
         }
+        try QueryParameter.checkRange(from: query.from, to: query.to)
         return query
     }
 

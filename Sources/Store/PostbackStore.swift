@@ -173,7 +173,7 @@ public struct ReverifySummary: Sendable, Equatable {
 extension PostbackStore {
     /// Re-checks every unverifiable postback with `check` and records what it finds now.
     public func reverify(_ check: @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
-        let rows = try await pool.read { db in
+        let rows = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT p.id, p.route, r.body, p.received_at, p.receipt_id FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.outcome = 'unverifiable' ORDER BY p.id")
         }
         var summary = ReverifySummary()

@@ -3,6 +3,40 @@ import GRDB
 import JWS
 import Postback
 
+/// Parsing of the parameters every report shares (times, flags, dimension lists), with the same messages everywhere.
+enum QueryParameter {
+    typealias Problem = ReportQuery.Problem
+
+    /// An ISO 8601 date or time.
+    static func time(_ name: String, _ value: String) throws(Problem) -> Date {
+        guard let date = Timestamp.parse(value) else { throw Problem(parameter: name, message: "must be an ISO 8601 date or time such as 2026-11-01") }
+        return date
+    }
+
+    /// `true`, `false`, `1` or `0`.
+    static func flag(_ name: String, _ value: String) throws(Problem) -> Bool {
+        guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw Problem(parameter: name, message: "must be true or false") }
+        return flag
+    }
+
+    /// A comma-separated list of dimensions appended to `existing`, each once.
+    static func dimensions<D: RawRepresentable & CaseIterable & Equatable>(_ name: String, _ value: String, adding existing: [D]) throws(Problem) -> [D] where D.RawValue == String {
+        var dimensions = existing
+        for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            guard let dimension = D(rawValue: item) else {
+                throw Problem(parameter: name, message: "unknown dimension \"\(item)\"; use \(D.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !dimensions.contains(dimension) { dimensions.append(dimension) }
+        }
+        return dimensions
+    }
+
+    /// `to` must come after `from` when both are given.
+    static func checkRange(from: Date?, to: Date?) throws(Problem) {
+        if let from, let to, from >= to { throw Problem(parameter: "to", message: "must be after from") }
+    }
+}
+
 /// A report request: filters, grouping and output, validated against closed lists so no caller text reaches SQL.
 public struct ReportQuery: Sendable, Equatable {
     /// A grouping dimension and the SQL expression it reads.
@@ -78,9 +112,8 @@ public struct ReportQuery: Sendable, Equatable {
         for (name, value) in parameters {
             func fail(_ message: String) -> Problem { Problem(parameter: name, message: message) }
             switch name {
-            case "from", "to":
-                guard let date = Timestamp.parse(value) else { throw fail("must be an ISO 8601 date or time such as 2026-11-01") }
-                if name == "from" { query.from = date } else { query.to = date }
+            case "from": query.from = try QueryParameter.time(name, value)
+            case "to": query.to = try QueryParameter.time(name, value)
             case "app":
                 guard let app = Int64(value), app >= 0 else { throw fail("must be a numeric App Store id") }
                 query.app = app
@@ -97,8 +130,7 @@ public struct ReportQuery: Sendable, Equatable {
                 guard let window = Int(value), (0...2).contains(window) else { throw fail("must be 0, 1 or 2") }
                 query.window = window
             case "did_win":
-                guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw fail("must be true or false") }
-                query.didWin = flag
+                query.didWin = try QueryParameter.flag(name, value)
             case "interaction":
                 guard ["click", "view"].contains(value) else { throw fail("must be click or view") }
                 query.interaction = value
@@ -115,21 +147,14 @@ public struct ReportQuery: Sendable, Equatable {
                 guard let family = PostbackProtocol(rawValue: value) else { throw fail("must be aak or skan") }
                 query.family = family
             case "include_uncounted":
-                guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw fail("must be true or false") }
-                query.includeUncounted = flag
-            case "by":
-                for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
-                    guard let dimension = Dimension(rawValue: item) else {
-                        throw fail("unknown dimension \"\(item)\"; use \(Dimension.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    if !query.groupBy.contains(dimension) { query.groupBy.append(dimension) }
-                }
+                query.includeUncounted = try QueryParameter.flag(name, value)
+            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
             default:
                 if extraAllowed.contains(name) { continue }
                 throw fail("unknown parameter")
             }
         }
-        if let from = query.from, let to = query.to, from >= to { throw Problem(parameter: "to", message: "must be after from") }
+        try QueryParameter.checkRange(from: query.from, to: query.to)
         return query
     }
 

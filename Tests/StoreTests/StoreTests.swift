@@ -35,7 +35,7 @@ func temporaryDatabasePath() -> String {
         let original = try aak("A")
         let dispositions = try await store.persist([intake(original), intake(original), intake(try aak("A", country: "GB")), intake(Array("{}".utf8))])
         #expect(dispositions == [.stored, .duplicate, .replay, .rejected])
-        let row = try await store.pool.read { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks")! }
+        let row = try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks")! }
         #expect(row["n"] as Int == 1)
         #expect(row["d"] as Int == 1)
         #expect(row["r"] as Int == 1)
@@ -132,7 +132,7 @@ func temporaryDatabasePath() -> String {
         }
         _ = try await store.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
                                      try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())])
-        let conversions = try await store.pool.read { db in
+        let conversions = try store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
         }
         #expect(conversions.map { $0["postback_identifier"] as String } == ["V1", "V2", "U1"])
@@ -144,7 +144,7 @@ func temporaryDatabasePath() -> String {
         #expect(conversions[0]["duplicates"] as Int == 1)
         let events = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT event FROM conversion_events WHERE countable ORDER BY postback_id") }
         #expect(events == ["order", "add_to_cart"])
-        let daily = try await store.pool.read { db in try Row.fetchOne(db, sql: "SELECT sum(postbacks) AS p, sum(counted) AS c, sum(duplicates) AS d, sum(unverifiable) AS u FROM conversions_daily")! }
+        let daily = try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT sum(postbacks) AS p, sum(counted) AS c, sum(duplicates) AS d, sum(unverifiable) AS u FROM conversions_daily")! }
         #expect(daily["p"] as Int == 3)
         #expect(daily["c"] as Int == 2)
         #expect(daily["d"] as Int == 1)
