@@ -198,6 +198,33 @@ import Store
         #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs") } == 0)
     }
 
+    @Test func jobsAreListedOverHTTPWithAnAPIKey() async throws {
+        let standIn = AppleAPIStandIn(["good": [.ok(Self.detailed)], "bad": [.status(400)]])
+        try await standIn.serve { url in
+            let server = Self.server(apiURL: url)
+            let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "ops").key
+            try await server.run { client in
+                for token in ["good", "bad"] { _ = try await Self.submit(client, token) }
+                try await Self.waitForJobs(server)
+                let auth: HTTPFields = [.authorization: "Bearer \(key)"]
+                #expect(try await client.execute(uri: "/v1/adservices/jobs", method: .get).status == .unauthorized)
+                let open = try await client.execute(uri: "/v1/adservices/jobs", method: .get, headers: auth)
+                #expect(open.json?["counts"]?.object?["done"] == .number("1"))
+                #expect(open.json?["counts"]?.object?["failed"] == .number("1"))
+                guard case .array(let rows) = open.json?["rows"] else { Issue.record("no rows"); return }
+                #expect(rows.compactMap { $0.object?["failure_reason"]?.string } == ["token_invalid"], "only the failed job is listed by default")
+                let done = try await client.execute(uri: "/v1/adservices/jobs?state=done&format=csv", method: .get, headers: auth)
+                let lines = String(buffer: done.body).split(separator: "\r\n")
+                #expect(lines.count == 2)
+                #expect(lines.first?.hasPrefix("id,state,") == true)
+                #expect(lines.last?.contains(",done,") == true)
+                let bad = try await client.execute(uri: "/v1/adservices/jobs?state=stuck", method: .get, headers: auth)
+                #expect(bad.status == .badRequest)
+                #expect(bad.json?["error"] == .string("bad_parameter"))
+            }
+        }
+    }
+
     @Test func defaultsAreApples() {
         let settings = ServerSettings()
         #expect(settings.adServicesURL == "https://api-adservices.apple.com/api/v1/")

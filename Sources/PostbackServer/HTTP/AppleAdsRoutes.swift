@@ -3,8 +3,8 @@ import Hummingbird
 import JWS
 import Store
 
-/// Apple Ads: `POST /v1/adservices/tokens` and `POST /v1/iad/attribution` (from apps), `GET /v1/adservices/records`
-/// and `GET /v1/adservices/report` (analysts, API key).
+/// Apple Ads: `POST /v1/adservices/tokens` and `POST /v1/iad/attribution` (from apps); `GET /v1/adservices/records`,
+/// `/jobs` and `/report` (analysts and operators, API key).
 enum AppleAdsRoutes {
     static let maximumBody = 64 * 1024
 
@@ -79,6 +79,32 @@ enum AppleAdsRoutes {
             let table = try await store.attributionRecords(after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
+        }
+        group.get("adservices/jobs") { request, _ in
+            let parameters = request.uri.queryParameters
+            for name in parameters.map({ String($0.key) }) where !["state", "limit", "format"].contains(name) {
+                throw APIError(.badRequest, "bad_parameter", "\(name): unknown parameter")
+            }
+            var states: [TokenJobState] = [.pending, .retrying, .failed]
+            if let list = parameters.get("state") {
+                states = try list.split(separator: ",").map { name in
+                    guard let state = TokenJobState(rawValue: String(name)) else {
+                        throw APIError(.badRequest, "bad_parameter", "state: must be pending, retrying, done or failed (comma-separated)")
+                    }
+                    return state
+                }
+            }
+            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
+                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
+            }
+            guard let limit = Int(parameters.get("limit") ?? "100"), (1...10_000).contains(limit) else {
+                throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to 10000")
+            }
+            let counts = try await store.tokenJobCounts()
+            let jobs = try await store.tokenJobs(states: states, limit: limit)
+            let summary = TokenJobState.allCases.map { JSONMember(key: $0.rawValue, value: .number(String(counts[$0] ?? 0))) }
+            return JSONResponse.make(text: format.render(jobs, extra: [JSONMember(key: "counts", value: .object(JSONObject(summary)))]),
+                                     contentType: format.contentType)
         }
         group.get("adservices/report") { request, _ in
             let parameters = request.uri.queryParameters
