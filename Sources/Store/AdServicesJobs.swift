@@ -18,8 +18,11 @@ public enum TokenJobState: String, Sendable, CaseIterable {
 
 /// A token job claimed for one exchange attempt. Only the holder of `claimID` may record its outcome.
 public struct TokenJob: Sendable, Equatable {
+    /// The job's row id.
     public let id: Int64
+    /// The token to send, exactly as the app sent it.
     public let token: String
+    /// The caller's app and install ids, copied onto the record.
     public let app: String?
     public let installID: String?
     /// The start of the token's 24-hour life: when the device made it, or else when Countersign received it.
@@ -28,6 +31,7 @@ public struct TokenJob: Sendable, Equatable {
     public let attempts: Int
     public let notFoundAnswers: Int
     public let serverFailures: Int
+    /// The claim this attempt holds; recording an outcome needs it.
     public let claimID: String
 }
 
@@ -43,7 +47,9 @@ public enum TokenJobUpdate: Sendable {
 
 /// What `enqueueToken` did.
 public struct EnqueuedTokenJob: Sendable, Equatable {
+    /// The job's row id.
     public let id: Int64
+    /// Its state now (a new job is pending).
     public let state: TokenJobState
     /// False when the same token was already known: the existing job is returned and nothing new is queued.
     public let isNew: Bool

@@ -40,7 +40,10 @@ struct LiveServer {
 
     /// Reads the database directly, as an analyst would.
     func query<T>(_ body: (Database) throws -> T) throws -> T {
-        try DatabaseQueue(path: settings.database).read(body)
+        // A server that just stopped may still be closing its connections (the last one checkpoints), so wait for locks.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        return try DatabaseQueue(path: settings.database, configuration: configuration).read(body)
     }
 
     static func aak(_ id: String, _ change: (inout AAKPostbackFields) -> Void = { _ in }, keyID: String = "network/0", key: ECPrivateKey = networkKey) throws -> ByteBuffer {

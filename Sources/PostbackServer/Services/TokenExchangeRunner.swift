@@ -79,6 +79,8 @@ final class TokenExchangeRunner: Service, Sendable {
         let free = configuration.concurrency - inFlight.withLock { $0 }
         guard free > 0 else { return [] }
         do {
+            // A read first, so an idle queue never takes the writer.
+            guard let due = try await store.nextTokenJobDue(), due <= Date() else { return [] }
             // The lease outlives the request timeout, so a claim only lapses when its holder died.
             let jobs = try await store.claimDueTokenJobs(now: Date(), limit: free, lease: configuration.policy.requestTimeout + 30)
             inFlight.withLock { $0 += jobs.count }
