@@ -40,7 +40,8 @@ enum ReportFormat: String, CaseIterable {
             let cells = [table.columns] + table.rows.map { $0.map(Self.plain) }
             let widths = table.columns.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
             return cells.map { row in
-                row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                return String(line.reversed().drop { $0 == " " }.reversed())
             }.joined(separator: "\n") + "\n"
         }
     }
