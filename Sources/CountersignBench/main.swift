@@ -23,8 +23,8 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2, ["verify", "count", "threads", "bulk"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH]\n".utf8))
     exit(2)
 }
 
@@ -60,6 +60,7 @@ if arguments[1] == "bulk" {
                 FROM n
                 """, arguments: [start, end, rows])
         }
+        try store.pool.write { db in _ = try PostbackStore.foldRollup(db) }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         FileHandle.standardError.write(Data(String(format: "bulk: %d rows in %.1f s\n", end, seconds).utf8))
     }
@@ -83,6 +84,29 @@ while aakBodies.count < 1000 || skanBodies.count < 1000 {
     }
 }
 var index = 0
+if arguments[1] == "store" {
+    // The storage path alone, on one thread: verified intakes prepared first, then committed in batches as the group
+    // commit does under load. Prints `store_us_per_postback=N`.
+    let path = arguments[2]
+    let count = Int(arguments[3]) ?? 20_000
+    let batchSize = arguments.count > 4 ? Int(arguments[4]) ?? 6 : 6
+    var distinct = Simulation(seed: 7, key: key, keyID: "bench/0", repeats: false)
+    var intakes: [Intake] = []
+    while intakes.count < count {
+        let postback = try distinct.next()
+        let result = verifier.verify(postback.body, expecting: nil)
+        let decision = TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result)
+        intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: postback.body, result: result, decision: decision))
+    }
+    let store = try PostbackStore(settings: StoreSettings(path: path))
+    let started = DispatchTime.now().uptimeNanoseconds
+    for start in stride(from: 0, to: intakes.count, by: batchSize) {
+        _ = try await store.persist(Array(intakes[start..<min(start + batchSize, intakes.count)]))
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    print(String(format: "postbacks=%d batch=%d store_us_per_postback=%.1f", count, batchSize, seconds * 1e6 / Double(count)))
+    exit(0)
+}
 if arguments[1] == "threads" {
     // Whole-path AAK verification on N threads at once, sharing one key ring, as the server does.
     let threads = Int(arguments[2]) ?? 2

@@ -241,7 +241,7 @@ public struct ReportQuery: Sendable, Equatable {
             shareWithoutValue: "round(sum(r.without_value) * 1.0 / sum(r.postbacks), 4)",
             shareWithValue: "round(sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks), 4)",
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
-        let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup r " + whereSQL + tail
+        let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r " + whereSQL + tail
         return (sql, arguments)
     }
 

@@ -181,7 +181,7 @@ struct ReportFixture {
     }
 }
 
-/// The rollup kept by triggers answers exactly what scanning the rows answers.
+/// The rollup (folded rows plus the rows not yet folded) answers exactly what scanning the rows answers.
 @Suite struct RollupTests {
     static let queries: [[(String, String)]] = [
         [], [("by", "campaign,window")], [("by", "day,conversion_class")], [("by", "week,protocol,environment")],
@@ -191,32 +191,62 @@ struct ReportFixture {
         [("from", "2026-01-01"), ("to", "2099-01-01"), ("by", "app,ad_network")],
     ]
 
-    @Test func rollupMatchesRowScanEvenAfterUpdates() async throws {
-        let fixture = try await ReportFixture.make(count: 400)
-        for parameters in Self.queries {
+    static func expectAgreement(_ store: PostbackStore, _ moment: String) async throws {
+        for parameters in queries {
             let query = try ReportQuery.parse(parameters)
             #expect(query.rollupAnswers, "\(parameters)")
-            let fromRollup = try await fixture.store.report(query)
-            let fromRows = try await fixture.store.report(query, forceRows: true)
+            let fromRollup = try await store.report(query)
+            let fromRows = try await store.report(query, forceRows: true)
             #expect(fromRollup.columns == fromRows.columns)
-            #expect(fromRollup.rows == fromRows.rows, "\(parameters)")
+            #expect(fromRollup.rows == fromRows.rows, "\(moment): \(parameters)")
         }
-        // Updates through every path the triggers see: a schema decode, a promotion and a deletion.
+    }
+
+    static func tailRows(_ store: PostbackStore) throws -> Int {
+        try store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM conversion_rollup_live) - (SELECT count(*) FROM conversion_rollup)")!
+        }
+    }
+
+    @Test func rollupMatchesRowScanBeforeAndAfterFoldsUpdatesAndDeletions() async throws {
+        let fixture = try await ReportFixture.make(count: 400)
+        let store = fixture.store
+        #expect(try Self.tailRows(store) > 0, "nothing is folded until a fold runs")
+        try await Self.expectAgreement(store, "unfolded")
+        let half = try await store.pool.write { db in try PostbackStore.foldRollup(db, limit: 150) }
+        #expect(half == 150)
+        try await Self.expectAgreement(store, "half folded")
+        // Updates through every path the triggers see, on folded and unfolded rows: a schema decode, a promotion and a deletion.
         let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/schemas/shop.json")
-        _ = try await fixture.store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop)))
-        try await fixture.store.pool.write { db in
+        _ = try await store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+        try await store.pool.write { db in
             try db.execute(sql: "UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
             try db.execute(sql: "DELETE FROM postback_events WHERE postback_id % 11 = 0")
             try db.execute(sql: "DELETE FROM postbacks WHERE id % 11 = 0")
         }
-        for parameters in Self.queries {
-            let query = try ReportQuery.parse(parameters)
-            let fromRollup = try await fixture.store.report(query)
-            let fromRows = try await fixture.store.report(query, forceRows: true)
-            #expect(fromRollup.rows == fromRows.rows, "after updates: \(parameters)")
+        try await Self.expectAgreement(store, "after updates")
+        try await store.foldRollup()
+        #expect(try Self.tailRows(store) == 0, "a full fold leaves no tail")
+        try await Self.expectAgreement(store, "fully folded")
+        // SQLite gives a new row the largest id plus one: after the largest (folded) row is deleted, that id comes back
+        // for a new row, which must still count as not folded.
+        let (deleted, inserted) = try await store.pool.write { db -> (Int64, Int64) in
+            let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks")!
+            let donor = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks WHERE id < ? AND countable", arguments: [last])!
+            try db.execute(sql: "DELETE FROM postbacks WHERE id = ?", arguments: [last])
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('postbacks') WHERE name NOT IN ('id', 'dedup_key')")
+                .joined(separator: ", ")
+            try db.execute(sql: "INSERT INTO postbacks (dedup_key, \(columns)) SELECT dedup_key || '-copy', \(columns) FROM postbacks WHERE id = ?",
+                           arguments: [donor])
+            return (last, db.lastInsertedRowID)
         }
-        let revenue = try await fixture.store.report(try ReportQuery.parse([]))
+        #expect(inserted == deleted, "the new row took the deleted row's id")
+        #expect(try Self.tailRows(store) == 1, "and counts as not folded")
+        try await Self.expectAgreement(store, "after an id was reused")
+        try await store.foldRollup()
+        try await Self.expectAgreement(store, "folded again")
+        let revenue = try await store.report(try ReportQuery.parse([]))
         #expect(revenue.rows[0][7] != .number("0"), "the decode put revenue into the rollup")
     }
 

@@ -87,6 +87,14 @@ func temporaryDatabasePath() -> String {
         #expect(dispositions.filter { $0 == .duplicate }.count == 50)
         let stored = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
         #expect(stored == 150)
+        // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
+        writer.stop()
+        let (folded, last, rolledUp) = try await store.pool.read { db in
+            (try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state")!, try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks")!,
+             try Int.fetchOne(db, sql: "SELECT sum(postbacks) FROM conversion_rollup")!)
+        }
+        #expect(folded == last)
+        #expect(rolledUp == 150)
     }
 
     @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
