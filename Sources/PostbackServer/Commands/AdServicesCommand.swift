@@ -33,10 +33,9 @@ struct AdServicesCommand: AsyncParsableCommand {
             let counts = try await store.tokenJobCounts()
             let states: [TokenJobState] = all ? TokenJobState.allCases : [.pending, .retrying, .failed]
             let jobs = try await store.tokenJobs(states: states, limit: limit)
-            let summary = TokenJobState.allCases.map { JSONMember(key: $0.rawValue, value: .number(String(counts[$0] ?? 0))) }
             switch output {
             case .json:
-                print(output.render(jobs, extra: [JSONMember(key: "counts", value: .object(JSONObject(summary)))]), terminator: "")
+                print(output.render(jobs, extra: [TokenJobState.countsMember(counts)]), terminator: "")
             case .table:
                 print(TokenJobState.allCases.map { "\($0.rawValue)=\(counts[$0] ?? 0)" }.joined(separator: " "))
                 if !jobs.rows.isEmpty { print(output.render(jobs), terminator: "") }
@@ -73,5 +72,12 @@ struct AdServicesCommand: AsyncParsableCommand {
             }
             print(output.render(try await database.open().attributionReport(query)), terminator: "")
         }
+    }
+}
+
+extension TokenJobState {
+    /// `"counts": {"pending": n, "retrying": n, "done": n, "failed": n}`, as `adservices status` and `/v1/adservices/jobs` show it.
+    static func countsMember(_ counts: [TokenJobState: Int]) -> JSONMember {
+        JSONMember(key: "counts", value: .object(JSONObject(allCases.map { JSONMember(key: $0.rawValue, value: .number(String(counts[$0] ?? 0))) })))
     }
 }

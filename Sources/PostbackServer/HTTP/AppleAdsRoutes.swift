@@ -102,8 +102,7 @@ enum AppleAdsRoutes {
             }
             let counts = try await store.tokenJobCounts()
             let jobs = try await store.tokenJobs(states: states, limit: limit)
-            let summary = TokenJobState.allCases.map { JSONMember(key: $0.rawValue, value: .number(String(counts[$0] ?? 0))) }
-            return JSONResponse.make(text: format.render(jobs, extra: [JSONMember(key: "counts", value: .object(JSONObject(summary)))]),
+            return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
                                      contentType: format.contentType)
         }
         group.get("adservices/report") { request, _ in
