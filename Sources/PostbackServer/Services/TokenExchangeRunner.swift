@@ -132,6 +132,7 @@ final class TokenExchangeRunner: Service, Sendable {
         )
         let update: TokenJobUpdate = switch (decision, record) {
         case (.store, let record?): .store(record, body: body)
+        // Not reached: a 200 without a readable record was turned into a retryable answer above.
         case (.store, nil): .fail(reason: "unreadable_record")
         case (.retry(let delay), _): .retry(after: delay)
         case (.fail(let reason), _): .fail(reason: reason)
