@@ -20,8 +20,23 @@ public enum JSONValue: Sendable, Equatable {
 
     /// The value as a 64-bit integer when it is an integer literal in range.
     public var int64: Int64? {
-        guard case .number(let literal) = self, !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else { return nil }
-        return Int64(literal)
+        guard case .number(let literal) = self else { return nil }
+        // The parser has checked the number's syntax, so only digits, an optional leading minus, and a fraction or
+        // exponent (which make it not whole) can appear. Negative numbers accumulate downwards to reach Int64.min.
+        var utf8 = Substring(literal).utf8
+        let negative = utf8.first == UInt8(ascii: "-")
+        if negative { utf8 = utf8.dropFirst() }
+        guard !utf8.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int64(byte &- UInt8(ascii: "0"))
+            let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowAdd) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflowShift, !overflowAdd else { return nil }
+            value = next
+        }
+        return value
     }
 
     /// The string, when this is a string.

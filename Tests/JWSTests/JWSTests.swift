@@ -42,9 +42,15 @@ import Testing
     }
 
     @Test func integersOutsideInt64AreNotIntegers() throws {
-        let value = try JSONParser.parse(Array("[9223372036854775808, 1.0]".utf8))
+        let value = try JSONParser.parse(Array("[9223372036854775808, -9223372036854775809, 1.0, 1e3, 2E0, -0.5, \"7\"]".utf8))
         guard case .array(let items) = value else { Issue.record("not an array"); return }
         #expect(items.allSatisfy { $0.int64 == nil })
+    }
+
+    @Test func wholeNumbersToTheEdgesOfInt64() throws {
+        let value = try JSONParser.parse(Array("[0, -0, 7, -42, 9223372036854775807, -9223372036854775808]".utf8))
+        guard case .array(let items) = value else { Issue.record("not an array"); return }
+        #expect(items.map(\.int64) == [0, 0, 7, -42, .max, .min])
     }
 }
 
