@@ -161,6 +161,8 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
         try await server.run { client in
             var holdsLock = Configuration()
             holdsLock.allowsUnsafeTransactions = true
+            // The server's writer folds the report rollup when it starts, so this connection may have to wait its turn.
+            holdsLock.busyMode = .timeout(5)
             let other = try DatabaseQueue(path: server.settings.database, configuration: holdsLock)
             try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
             let failed = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("S1"))

@@ -104,6 +104,8 @@ func temporaryDatabasePath() -> String {
         defer { writer.stop() }
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
+        // The writer folds the report rollup when it starts, so the other connection may have to wait its turn.
+        holdsLock.busyMode = .timeout(5)
         let other = try DatabaseQueue(path: path, configuration: holdsLock)
         try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
         await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("L"))) }
