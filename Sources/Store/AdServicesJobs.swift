@@ -93,16 +93,17 @@ extension PostbackStore {
         }
     }
 
-    /// Records one attempt's outcome for a claimed job: `answer` is what Apple said (`200`, `404`, `network`, ...),
-    /// `attempted` whether a request was made at all. Storing the record and closing the job happen in one transaction,
+    /// Records one attempt's outcome for a claimed job: `answer` is what Apple said (`200`, `404`, `network`, ...), or
+    /// nil when no request was made (the token had expired). Storing the record and closing the job happen in one transaction,
     /// and a job has at most one record, so a record is stored exactly once. Returns false when the claim was lost.
     @discardableResult
-    public func finishTokenAttempt(_ job: TokenJob, answer: String?, attempted: Bool, notFound: Bool, serverFailure: Bool,
+    public func finishTokenAttempt(_ job: TokenJob, answer: String?, notFound: Bool, serverFailure: Bool,
                                    update: TokenJobUpdate, now: Date = Date()) async throws -> Bool {
         let nowText = Timestamp.format(now)
         return try await pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT claim_id = ? AND state IN ('pending', 'retrying') FROM adservices_jobs WHERE id = ?",
                                     arguments: [job.claimID, job.id]) == true else { return false }
+            let attempted = answer != nil
             let counts: StatementArguments = [attempted ? 1 : 0, notFound ? 1 : 0, serverFailure ? 1 : 0, attempted ? nowText : nil, answer]
             let common = """
                 attempts = attempts + ?, not_found_answers = not_found_answers + ?, server_failures = server_failures + ?,

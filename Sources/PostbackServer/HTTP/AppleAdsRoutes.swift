@@ -63,30 +63,18 @@ enum AppleAdsRoutes {
     /// Routes for analysts, inside the API-key group.
     static func addPrivate(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
         group.get("adservices/records") { request, _ in
-            let parameters = request.uri.queryParameters
-            for name in parameters.map({ String($0.key) }) where !["limit", "after", "format"].contains(name) {
-                throw APIError(.badRequest, "bad_parameter", "\(name): unknown parameter")
-            }
-            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
-                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
-            }
-            guard let limit = Int(parameters.get("limit") ?? "1000"), (1...10_000).contains(limit) else {
-                throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to 10000")
-            }
-            guard let after = Int64(parameters.get("after") ?? "0"), after >= 0 else {
-                throw APIError(.badRequest, "bad_parameter", "after: must be a record id")
-            }
+            try QueryParameters.refuseUnknown(request, allowed: ["limit", "after", "format"])
+            let format = try QueryParameters.format(request)
+            let limit = try QueryParameters.limit(request, default: 1000)
+            let after = try QueryParameters.after(request, what: "record")
             let table = try await store.attributionRecords(after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
         }
         group.get("adservices/jobs") { request, _ in
-            let parameters = request.uri.queryParameters
-            for name in parameters.map({ String($0.key) }) where !["state", "limit", "format"].contains(name) {
-                throw APIError(.badRequest, "bad_parameter", "\(name): unknown parameter")
-            }
+            try QueryParameters.refuseUnknown(request, allowed: ["state", "limit", "format"])
             var states: [TokenJobState] = [.pending, .retrying, .failed]
-            if let list = parameters.get("state") {
+            if let list = request.uri.queryParameters.get("state") {
                 states = try list.split(separator: ",").map { name in
                     guard let state = TokenJobState(rawValue: String(name)) else {
                         throw APIError(.badRequest, "bad_parameter", "state: must be pending, retrying, done or failed (comma-separated)")
@@ -94,12 +82,8 @@ enum AppleAdsRoutes {
                     return state
                 }
             }
-            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
-                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
-            }
-            guard let limit = Int(parameters.get("limit") ?? "100"), (1...10_000).contains(limit) else {
-                throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to 10000")
-            }
+            let format = try QueryParameters.format(request)
+            let limit = try QueryParameters.limit(request, default: 100)
             let counts = try await store.tokenJobCounts()
             let jobs = try await store.tokenJobs(states: states, limit: limit)
             return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
@@ -113,9 +97,7 @@ enum AppleAdsRoutes {
             } catch {
                 throw APIError(.badRequest, "bad_parameter", error.description)
             }
-            guard let format = ReportFormat.negotiate(parameter: parameters.get("format"), accept: request.headers[.accept]) else {
-                throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
-            }
+            let format = try QueryParameters.format(request)
             let table = try await store.attributionReport(query)
             return JSONResponse.make(text: format.render(table), contentType: format.contentType)
         }

@@ -4,8 +4,6 @@ import Store
 
 /// `GET /v1/reports` and `GET /v1/conversions`.
 enum ReportRoutes {
-    static let maximumPage = 10_000
-
     static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
         group.get("reports") { request, _ in
             let (query, format) = try parse(request, extra: ["format"])
@@ -14,17 +12,8 @@ enum ReportRoutes {
         }
         group.get("conversions") { request, _ in
             let (query, format) = try parse(request, extra: ["format", "limit", "after"])
-            let parameters = request.uri.queryParameters
-            let limit = try parameters.get("limit").map { text -> Int in
-                guard let limit = Int(text), (1...maximumPage).contains(limit) else {
-                    throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to \(maximumPage)")
-                }
-                return limit
-            } ?? 1000
-            let after = try parameters.get("after").map { text -> Int64 in
-                guard let after = Int64(text), after >= 0 else { throw APIError(.badRequest, "bad_parameter", "after: must be a conversion id") }
-                return after
-            } ?? 0
+            let limit = try QueryParameters.limit(request, default: 1000)
+            let after = try QueryParameters.after(request, what: "conversion")
             if format == .csv {
                 let page = try await store.conversionsCSV(query, after: after, limit: limit)
                 var headers = HTTPFields()
@@ -48,9 +37,6 @@ enum ReportRoutes {
         } catch {
             throw APIError(.badRequest, "bad_parameter", error.description)
         }
-        guard let format = ReportFormat.negotiate(parameter: request.uri.queryParameters.get("format"), accept: request.headers[.accept]) else {
-            throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
-        }
-        return (query, format)
+        return (query, try QueryParameters.format(request))
     }
 }

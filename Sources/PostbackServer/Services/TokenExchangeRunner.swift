@@ -145,7 +145,7 @@ final class TokenExchangeRunner: Service, Sendable {
         Counter(label: "countersign_adservices_attempts_total", dimensions: [("answer", label ?? "none")]).increment()
         do {
             let recorded = try await store.finishTokenAttempt(
-                job, answer: label, attempted: answer != nil, notFound: answer.map(RetryPolicy.isNotFound) ?? false,
+                job, answer: label, notFound: answer.map(RetryPolicy.isNotFound) ?? false,
                 serverFailure: answer.map(RetryPolicy.isServerFailure) ?? false, update: update
             )
             if !recorded { logger.warning("AdServices job claim lost; outcome dropped", metadata: ["job": "\(job.id)"]) }
