@@ -63,13 +63,16 @@ public func sha256(_ message: [UInt8]) -> [UInt8] {
 
 /// An ECDSA public key held as an OpenSSL `EVP_PKEY` for the life of the process.
 ///
-/// Verification keeps a small pool of initialised `EVP_PKEY_CTX` objects so the hot path does not
-/// fetch the algorithm from OpenSSL's provider on every call; each context is used by one thread at a time.
+/// A P-256 key builds its ``P256KeyTable`` on its first verify and verifies through it from then on.
+/// Other curves, and P-256 where OpenSSL cannot build the table, use `EVP_PKEY_verify`, with a small
+/// pool of initialised `EVP_PKEY_CTX` objects so the hot path does not fetch the algorithm from
+/// OpenSSL's provider on every call; each context is used by one thread at a time.
 public final class ECPublicKey: @unchecked Sendable {
     /// The curve the key is on.
     public let curve: Curve
     private let pkey: OpaquePointer
     private let contexts = Mutex<[VerifyContext]>([])
+    private let table = Mutex<KeyTableState>(.notBuilt)
 
     init(taking pkey: OpaquePointer) throws(KeyError) {
         guard EVP_PKEY_get_base_id(pkey) == NID_X9_62_id_ecPublicKey else {
@@ -136,14 +139,37 @@ public final class ECPublicKey: @unchecked Sendable {
 
     /// Verifies a raw `r || s` signature (JOSE form) over SHA-256(`message`).
     ///
-    /// The signature must be exactly twice the field size; it is then converted to DER for OpenSSL.
+    /// The signature must be exactly twice the field size.
     public func verify(rawSignature: [UInt8], message: [UInt8]) -> Bool {
         guard rawSignature.count == 2 * curve.fieldSize else { return false }
-        return verify(derSignature: DER.ecdsaSignature(raw: rawSignature), digest: sha256(message))
+        if let keyTable { return keyTable.verify(rawSignature: rawSignature, digest: sha256(message)) }
+        return verifyWithEVP(derSignature: DER.ecdsaSignature(raw: rawSignature), digest: sha256(message))
     }
 
     /// Verifies a strict-DER signature over a precomputed SHA-256 digest.
     public func verify(derSignature: [UInt8], digest: [UInt8]) -> Bool {
+        if let keyTable { return keyTable.verify(derSignature: derSignature, digest: digest) }
+        return verifyWithEVP(derSignature: derSignature, digest: digest)
+    }
+
+    /// The key's fixed-base table: built on the first call for a P-256 key, nil for other curves or when OpenSSL cannot build it.
+    var keyTable: P256KeyTable? {
+        guard curve == .p256 else { return nil }
+        return table.withLock { state in
+            switch state {
+            case .built(let keyTable): return keyTable
+            case .unavailable: return nil
+            case .notBuilt:
+                let keyTable = P256KeyTable(publicKey: pkey)
+                state = keyTable.map { .built($0) } ?? .unavailable
+                return keyTable
+            }
+        }
+    }
+
+    /// Verifies a strict-DER signature with OpenSSL's `EVP_PKEY_verify` alone, never the key table: the
+    /// reference that tests and benchmarks compare the table against.
+    public func verifyWithEVP(derSignature: [UInt8], digest: [UInt8]) -> Bool {
         guard let context = takeContext() else { return false }
         let result = derSignature.withUnsafeBufferPointer { signature in
             digest.withUnsafeBufferPointer { digest in
@@ -165,6 +191,13 @@ public final class ECPublicKey: @unchecked Sendable {
         }
         return context
     }
+}
+
+/// Whether a key's ``P256KeyTable`` has been built.
+private enum KeyTableState {
+    case notBuilt
+    case built(P256KeyTable)
+    case unavailable
 }
 
 /// An initialised verification context; the pool hands each to one caller at a time.

@@ -80,7 +80,9 @@ struct SimulateCommand: AsyncParsableCommand {
             configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(30)))
         )
         let ackHandle: FileHandle? = try ackLog.map { path in
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path), !FileManager.default.createFile(atPath: path, contents: nil) {
+                throw CLIFailure.usage("cannot create \(path)")
+            }
             guard let handle = FileHandle(forWritingAtPath: path) else { throw CLIFailure.usage("cannot write \(path)") }
             handle.seekToEndOfFile()
             return handle
