@@ -142,3 +142,38 @@ import Testing
         #expect(try ECPrivateKey(pem: key.pem).publicKey.derSPKI == key.publicKey.derSPKI)
     }
 }
+
+@Suite struct P256KeyTableTests {
+    /// Many tasks verifying with one key at once share its table and its pool of working values.
+    @Test func concurrentVerificationsWithOneKeyAgreeWithEVP() async throws {
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let messages = (0..<64).map { Array("postback \($0)".utf8) }
+        let signatures = try messages.map { try key.signRaw(message: $0) }
+        let publicKey = key.publicKey
+        let verdicts = await withTaskGroup(of: (Int, Bool, Bool).self) { group in
+            for round in 0..<8 {
+                for index in messages.indices {
+                    group.addTask {
+                        // Every other round checks the signature against the next message, which must fail.
+                        let message = round.isMultiple(of: 2) ? messages[index] : messages[(index + 1) % messages.count]
+                        let table = publicKey.verify(rawSignature: signatures[index], message: message)
+                        let evp = publicKey.verifyWithEVP(derSignature: DER.ecdsaSignature(raw: signatures[index]), digest: sha256(message))
+                        return (round, table, evp)
+                    }
+                }
+            }
+            return await group.reduce(into: [(Int, Bool, Bool)]()) { $0.append($1) }
+        }
+        #expect(verdicts.count == 8 * messages.count)
+        #expect(verdicts.allSatisfy { round, table, evp in table == round.isMultiple(of: 2) && evp == table })
+        #expect(publicKey.keyTable != nil)
+    }
+
+    @Test(arguments: [Curve.p192, .p224])
+    func otherCurvesHaveNoTable(curve: Curve) throws {
+        let key = try ECPrivateKey.generate(curve: curve)
+        let message = Array("attribution".utf8)
+        #expect(key.publicKey.verify(rawSignature: try key.signRaw(message: message), message: message))
+        #expect(key.publicKey.keyTable == nil)
+    }
+}
