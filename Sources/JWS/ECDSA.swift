@@ -142,8 +142,9 @@ public final class ECPublicKey: @unchecked Sendable {
     /// The signature must be exactly twice the field size.
     public func verify(rawSignature: [UInt8], message: [UInt8]) -> Bool {
         guard rawSignature.count == 2 * curve.fieldSize else { return false }
-        if let keyTable { return keyTable.verify(rawSignature: rawSignature, digest: sha256(message)) }
-        return verifyWithEVP(derSignature: DER.ecdsaSignature(raw: rawSignature), digest: sha256(message))
+        let digest = sha256(message)
+        if let keyTable { return keyTable.verify(rawSignature: rawSignature, digest: digest) }
+        return verifyWithEVP(derSignature: DER.ecdsaSignature(raw: rawSignature), digest: digest)
     }
 
     /// Verifies a strict-DER signature over a precomputed SHA-256 digest.
