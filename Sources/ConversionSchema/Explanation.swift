@@ -43,7 +43,7 @@ public enum Explanation {
 
     static func amount(_ value: Double) -> String {
         let rounded = (value * 100).rounded() / 100
-        return rounded == rounded.rounded() ? String(Int64(rounded)) : String(rounded)
+        return Int64(exactly: rounded).map(String.init) ?? String(rounded)
     }
 
     static func properties(_ properties: [String: String]) -> JSONValue {

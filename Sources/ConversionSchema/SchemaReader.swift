@@ -60,8 +60,17 @@ private struct Reader {
     mutating func number(_ value: JSONValue?, _ path: String) -> Double? {
         guard let value else { return nil }
         guard case .number(let literal) = value, let number = Double(literal) else { error(path, "must be a number, not \(value.typeName)"); return nil }
+        guard number.isFinite, abs(number) <= Reader.largestAmount else {
+            error(path, "must be at most \(Reader.format(Reader.largestAmount)) in absolute value")
+            return nil
+        }
         return number
     }
+
+    /// The largest revenue amount a schema may state; it keeps every sum of amounts exact to the cent.
+    static let largestAmount = 1e12
+    /// The largest event count; sums of counts over millions of postbacks stay far inside 64 bits.
+    static let largestCount = 1_000_000
 
     mutating func array(_ value: JSONValue?, _ path: String) -> [JSONValue]? {
         guard let value else { return nil }
@@ -76,7 +85,7 @@ private struct Reader {
             error("$.format", "must be \"\(SchemaReader.format)\", got \"\(format)\"")
         }
         let app = string(root["app"], "$.app") ?? ""
-        if root["app"] != nil, app.isEmpty || !app.allSatisfy(\.isNumber) {
+        if root["app"] != nil, app.isEmpty || app.utf8.count > 19 || Int64(app) == nil || !app.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             error("$.app", "must be the app's numeric App Store id (advertised-item-identifier), got \"\(app)\"")
         }
         let currency = string(root["currency"], "$.currency")
@@ -122,12 +131,16 @@ private struct Reader {
             guard let digits = array(object["digits"], itemPath + ".digits") else { continue }
             let positions = digits.enumerated().compactMap { integer($0.element, "\(itemPath).digits[\($0.offset)]") }
             guard positions.count == digits.count else { continue }
-            guard let first = positions.first, let last = positions.last, positions == Array(first...last) || positions.count == 1 else {
-                error(itemPath + ".digits", "must be consecutive digit positions such as [1, 2]")
+            guard let first = positions.first, let last = positions.last else {
+                error(itemPath + ".digits", "must list digit positions such as [1, 2]")
                 continue
             }
-            guard (1...4).contains(first), (1...4).contains(last), first <= last else {
+            guard positions.allSatisfy({ (1...4).contains($0) }) else {
                 error(itemPath + ".digits", "positions must be 1 to 4 (a source identifier has at most 4 digits)")
+                continue
+            }
+            guard positions.enumerated().allSatisfy({ $0.element == first + $0.offset }) else {
+                error(itemPath + ".digits", "must be consecutive increasing digit positions such as [1, 2]")
                 continue
             }
             let range = Set(first...last)
@@ -137,7 +150,7 @@ private struct Reader {
             if let namesObject = self.object(object["names"], itemPath + ".names", allowed: Set(object["names"]?.object?.members.map(\.key) ?? [])) {
                 for member in namesObject.members {
                     let digitsText = member.key
-                    if digitsText.count != last - first + 1 || !digitsText.allSatisfy(\.isNumber) {
+                    if digitsText.utf8.count != last - first + 1 || !digitsText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
                         error("\(itemPath).names.\(digitsText)", "must be \(last - first + 1) digit(s)")
                     }
                     names[digitsText] = string(member.value, "\(itemPath).names.\(digitsText)")
@@ -231,6 +244,11 @@ private struct Reader {
             } else if let rangeValue = entry["range"], let bounds = array(rangeValue, itemPath + ".range") {
                 let numbers = bounds.enumerated().compactMap { integer($0.element, "\(itemPath).range[\($0.offset)]") }
                 if numbers.count == 2, numbers[0] <= numbers[1] {
+                    // Bounds are checked before the range is spelled out, so its size is at most 64.
+                    guard (0...maximum).contains(numbers[0]), (0...maximum).contains(numbers[1]) else {
+                        error(itemPath + ".range", "values must be within 0-\(maximum), got [\(numbers[0]), \(numbers[1])]")
+                        continue
+                    }
                     values = Array(numbers[0]...numbers[1])
                 } else {
                     error(itemPath + ".range", "must be [first, last] with first <= last")
@@ -305,7 +323,7 @@ private struct Reader {
                 var parsed = BusinessEvent(name: string(event["name"], eventPath + ".name") ?? "", count: nil, revenue: nil,
                                            properties: properties(event["properties"], eventPath + ".properties"))
                 if let count = integer(event["count"], eventPath + ".count") {
-                    if count < 1 { error(eventPath + ".count", "must be 1 or more") }
+                    if !(1...Reader.largestCount).contains(count) { error(eventPath + ".count", "must be 1 to \(Reader.largestCount)") }
                     parsed.count = count
                 }
                 if let revenueValue = event["revenue"],
@@ -366,7 +384,7 @@ private struct Reader {
     }
 
     static func format(_ amount: Double) -> String {
-        amount == amount.rounded() ? String(Int(amount)) : String(amount)
+        Int64(exactly: amount).map(String.init) ?? String(amount)
     }
 
     static func money(_ range: RevenueRange) -> String { "\(format(range.min))-\(format(range.max))" }

@@ -164,16 +164,17 @@ public struct JSONObject: Sendable, Equatable {
         self.members = members
     }
 
-    /// The value for `key`, if present.
+    /// The value for `key`, if present. Names compare byte for byte, never by Unicode equivalence, so `K` and
+    /// KELVIN SIGN are different members as they are to every other JSON reader.
     public subscript(key: String) -> JSONValue? {
         let length = key.utf8.count
-        for member in members where member.key.utf8.count == length && member.key == key { return member.value }
+        for member in members where member.key.utf8.count == length && member.key.utf8.elementsEqual(key.utf8) { return member.value }
         return nil
     }
 
-    /// Sets or appends `key`.
+    /// Sets or appends `key` (compared byte for byte).
     public mutating func set(_ key: String, _ value: JSONValue) {
-        if let index = members.firstIndex(where: { $0.key == key }) {
+        if let index = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
             members[index].value = value
         } else {
             members.append(JSONMember(key: key, value: value))
@@ -217,20 +218,43 @@ public struct JSONKeyTable: Sendable {
     }
 }
 
-/// A strict RFC 8259 parser over UTF-8 bytes.
+/// How much one JSON text may hold: the bodies anyone on the internet can send are parsed with ``publicBody``.
+public struct JSONLimits: Sendable, Equatable {
+    /// Object members and array elements, counted over the whole text.
+    public var maximumValues: Int
+    /// The longest string (member names included), in bytes as written in the text.
+    public var maximumStringBytes: Int
+
+    /// Creates limits.
+    public init(maximumValues: Int, maximumStringBytes: Int) {
+        self.maximumValues = maximumValues
+        self.maximumStringBytes = maximumStringBytes
+    }
+
+    /// No limit beyond the text's own size (for documents from operators and key holders).
+    public static let unlimited = JSONLimits(maximumValues: .max, maximumStringBytes: .max)
+
+    /// Bodies from devices and apps: Apple's postbacks have about 20 members and a `jws-string` of about 1 KB;
+    /// forwarded postbacks add a few keys. Beyond these a body is refused before it costs more work.
+    public static let publicBody = JSONLimits(maximumValues: 256, maximumStringBytes: 16 * 1024)
+}
+
+/// A strict RFC 8259 parser over UTF-8 bytes, linear in the size of its input.
 public struct JSONParser {
     /// Deepest nesting accepted; postbacks are flat, so this only bounds hostile input.
     public static let maximumDepth = 32
 
     /// Parses a complete JSON text; trailing non-whitespace is an error.
-    public static func parse(_ bytes: [UInt8], keys: JSONKeyTable = .empty) throws(JSONSyntaxError) -> JSONValue {
-        let result = bytes.withUnsafeBytes { buffer in Result { () throws(JSONSyntaxError) -> JSONValue in try parse(buffer: buffer, keys: keys) } }
+    public static func parse(_ bytes: [UInt8], keys: JSONKeyTable = .empty, limits: JSONLimits = .unlimited) throws(JSONSyntaxError) -> JSONValue {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(JSONSyntaxError) -> JSONValue in try parse(buffer: buffer, keys: keys, limits: limits) }
+        }
         return try result.get()
     }
 
     /// Parses a complete JSON text held in contiguous memory; member names found in `keys` share its strings.
-    public static func parse(buffer: UnsafeRawBufferPointer, keys: JSONKeyTable = .empty) throws(JSONSyntaxError) -> JSONValue {
-        var parser = Cursor(bytes: buffer, keys: keys)
+    public static func parse(buffer: UnsafeRawBufferPointer, keys: JSONKeyTable = .empty, limits: JSONLimits = .unlimited) throws(JSONSyntaxError) -> JSONValue {
+        var parser = Cursor(bytes: buffer, keys: keys, limits: limits)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -238,17 +262,38 @@ public struct JSONParser {
         return value
     }
 
+    /// A member name compared and hashed by its UTF-8 bytes (Swift's `String` equality is Unicode equivalence).
+    private struct ExactName: Hashable {
+        let name: String
+        static func == (lhs: ExactName, rhs: ExactName) -> Bool { lhs.name.utf8.elementsEqual(rhs.name.utf8) }
+        func hash(into hasher: inout Hasher) {
+            var name = self.name
+            name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// Objects up to this size are checked for duplicate names by a scan; larger ones by a hash set.
+    private static let scanLimit = 16
+
     private struct Cursor {
         let bytes: UnsafeRawBufferPointer
         let keys: JSONKeyTable
+        let limits: JSONLimits
         var offset = 0
+        var valueCount = 0
 
-        init(bytes: UnsafeRawBufferPointer, keys: JSONKeyTable) {
+        init(bytes: UnsafeRawBufferPointer, keys: JSONKeyTable, limits: JSONLimits) {
             self.bytes = bytes
             self.keys = keys
+            self.limits = limits
         }
 
         func error(_ message: String) -> JSONSyntaxError { JSONSyntaxError(offset: offset, message: message) }
+
+        mutating func countValue() throws(JSONSyntaxError) {
+            valueCount += 1
+            guard valueCount <= limits.maximumValues else { throw error("more than \(limits.maximumValues) members and elements") }
+        }
 
         mutating func skipWhitespace() {
             while offset < bytes.count {
@@ -287,6 +332,8 @@ public struct JSONParser {
             offset += 1
             var members: [JSONMember] = []
             members.reserveCapacity(16)
+            // Names seen so far, once the object outgrows a scan: keeps duplicate detection linear in the body.
+            var seen: Set<ExactName>?
             skipWhitespace()
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
                 offset += 1
@@ -295,9 +342,21 @@ public struct JSONParser {
             while true {
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                try countValue()
                 let key = try memberName()
-                let length = key.utf8.count
-                if members.contains(where: { $0.key.utf8.count == length && $0.key == key }) { throw error("duplicate member \"\(key)\"") }
+                if var names = seen {
+                    seen = nil
+                    guard names.insert(ExactName(name: key)).inserted else { throw error("duplicate member \"\(key)\"") }
+                    seen = names
+                } else {
+                    let length = key.utf8.count
+                    if members.contains(where: { $0.key.utf8.count == length && $0.key.utf8.elementsEqual(key.utf8) }) {
+                        throw error("duplicate member \"\(key)\"")
+                    }
+                    if members.count + 1 == JSONParser.scanLimit {
+                        seen = Set(members.map { ExactName(name: $0.key) } + [ExactName(name: key)])
+                    }
+                }
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw error("expected ':'") }
                 offset += 1
@@ -322,6 +381,7 @@ public struct JSONParser {
             }
             while true {
                 skipWhitespace()
+                try countValue()
                 values.append(try value(depth: depth))
                 skipWhitespace()
                 guard offset < bytes.count else { throw error("unexpected end of input") }
@@ -392,6 +452,7 @@ public struct JSONParser {
             while offset < bytes.count {
                 let byte = bytes[offset]
                 if byte == UInt8(ascii: "\"") {
+                    try checkLength(from: start)
                     let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
                     offset += 1
                     // ASCII needs no validation; `String(validating:)` is kept for the rare non-ASCII text.
@@ -408,6 +469,7 @@ public struct JSONParser {
             while offset < bytes.count {
                 let byte = bytes[offset]
                 if byte == UInt8(ascii: "\"") {
+                    try checkLength(from: start)
                     try appendRun(runStart, &scalars)
                     offset += 1
                     return String(scalars)
@@ -448,6 +510,10 @@ public struct JSONParser {
                 runStart = offset
             }
             throw error("unterminated string")
+        }
+
+        func checkLength(from start: Int) throws(JSONSyntaxError) {
+            guard offset - start <= limits.maximumStringBytes else { throw error("a string longer than \(limits.maximumStringBytes) bytes") }
         }
 
         mutating func appendRun(_ start: Int, _ scalars: inout String.UnicodeScalarView) throws(JSONSyntaxError) {

@@ -93,9 +93,12 @@ public struct KeyRing: Sendable {
         self.byKeyID = byKeyID
     }
 
-    /// The entry whose id is exactly `keyID`, if it may verify `usage`.
+    /// The entry whose id is exactly `keyID`, byte for byte, if it may verify `usage`.
+    ///
+    /// The dictionary finds ids by Unicode equivalence (`K` and KELVIN SIGN hash alike), so the bytes are compared
+    /// again: the threat model promises an exact match.
     public func entry(keyID: String, usage: KeyUsage) -> KeyEntry? {
-        guard let entry = byKeyID[keyID], entry.usages.contains(usage) else { return nil }
+        guard let entry = byKeyID[keyID], entry.keyID.utf8.elementsEqual(keyID.utf8), entry.usages.contains(usage) else { return nil }
         return entry
     }
 

@@ -7,7 +7,7 @@ enum AAKPostback {
 
     /// Decodes the JWS payload and the outer unsigned fields into a postback and checks every range.
     static func decode(payload: [UInt8], outer: JSONObject) throws(FieldProblem) -> Postback {
-        guard let payloadValue = try? JSONParser.parse(payload, keys: PostbackKeys.table), let signed = payloadValue.object else {
+        guard let payloadValue = try? JSONParser.parse(payload, keys: PostbackKeys.table, limits: .publicBody), let signed = payloadValue.object else {
             throw FieldProblem(.malformedJSON, field: "jws-string", "the JWS payload is not a JSON object")
         }
         let reader = FieldReader(object: signed)
@@ -24,9 +24,13 @@ enum AAKPostback {
         let sequenceIndex = try reader.int64("postback-sequence-index")!
         try FieldRules.sequenceIndex(sequenceIndex, field: "postback-sequence-index")
         let postbackID = try reader.string("postback-identifier")!
-        guard !postbackID.isEmpty else {
-            throw FieldProblem(.fieldOutOfRange, field: "postback-identifier", "postback-identifier must not be empty")
-        }
+        try FieldRules.uuid(postbackID, field: "postback-identifier")
+        let adNetworkID = try reader.string("ad-network-identifier")!
+        try FieldRules.adNetworkID(adNetworkID, field: "ad-network-identifier")
+        let marketplaceID = try reader.string("marketplace-identifier", required: false)
+        if let marketplaceID { try FieldRules.printable(marketplaceID, field: "marketplace-identifier") }
+        let impressionType = try reader.string("impression-type")!
+        try FieldRules.printable(impressionType, field: "impression-type")
         var unsigned = JSONObject()
         for member in outer.members where member.key != "jws-string" {
             unsigned.members.append(member)
@@ -35,7 +39,7 @@ enum AAKPostback {
             family: .aak,
             version: nil,
             postbackID: postbackID,
-            adNetworkID: try reader.string("ad-network-identifier")!,
+            adNetworkID: adNetworkID,
             sourceIdentifier: sourceIdentifier,
             campaignID: nil,
             advertisedItemID: try reader.identifier("advertised-item-identifier")!,
@@ -45,8 +49,8 @@ enum AAKPostback {
             postbackSequenceIndex: Int(sequenceIndex),
             publisherItemID: try reader.identifier("publisher-item-identifier", required: false),
             sourceDomain: nil,
-            marketplaceID: try reader.string("marketplace-identifier", required: false),
-            impressionType: try reader.string("impression-type")!,
+            marketplaceID: marketplaceID,
+            impressionType: impressionType,
             fidelityType: nil,
             signedFields: signed,
             unsignedFields: unsigned
@@ -56,7 +60,7 @@ enum AAKPostback {
         if let interaction = try outerReader.string("ad-interaction-type", required: false) {
             let value = InteractionType(rawValue: interaction)
             guard value.kind != nil else {
-                throw FieldProblem(.fieldOutOfRange, field: "ad-interaction-type", "ad-interaction-type must be click or view, got \"\(interaction)\"")
+                throw FieldProblem(.fieldOutOfRange, field: "ad-interaction-type", "ad-interaction-type must be click or view, got \(FieldRules.quoted(interaction))")
             }
             postback.adInteractionType = value
         }

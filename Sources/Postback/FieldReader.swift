@@ -22,9 +22,12 @@ struct FieldReader {
         return integer
     }
 
+    /// A non-negative integer written in plain decimal: `-0` is refused too, so one value has one spelling.
     func identifier(_ key: String, required: Bool = true) throws(FieldProblem) -> Int64? {
         guard let value = try int64(key, required: required) else { return nil }
-        guard value >= 0 else { throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must not be negative") }
+        guard value >= 0, case .number(let literal)? = object[key], literal.utf8.first != UInt8(ascii: "-") else {
+            throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must not be negative")
+        }
         return value
     }
 
@@ -47,11 +50,76 @@ struct FieldReader {
     }
 }
 
-/// Range and shape checks shared by both families, applied after the signature check.
+/// Range and shape checks shared by both families.
+///
+/// Every signed field must have the shape Apple documents before it is trusted: otherwise one signature could be read
+/// as another postback (a SKAN 2.0 signature re-encoded as 1.0 with the separator moved into a neighbouring field,
+/// or a 4.0 `source-app-id` moved to `source-domain`), and a control character could make two ids collide in storage.
 enum FieldRules {
+    /// The longest identifier or name accepted in any field, in bytes.
+    static let maximumTextBytes = 255
+
+    /// A UUID, `8-4-4-4-12` hexadecimal digits in either case (Apple's examples use both).
+    static func uuid(_ value: String, field: String) throws(FieldProblem) {
+        let bytes = Array(value.utf8)
+        let valid = bytes.count == 36 && bytes.indices.allSatisfy { index in
+            [8, 13, 18, 23].contains(index) ? bytes[index] == UInt8(ascii: "-") : isHexDigit(bytes[index])
+        }
+        guard valid else { throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be a UUID, got \(quoted(value))") }
+    }
+
+    /// An ad network id: lowercase letters, digits, `.`, `-` and `_`, with at least one letter (`example123.skadnetwork`,
+    /// `com.apple.ads`). Apple requires the lowercase form; anything else is not a network it delivers for.
+    static func adNetworkID(_ value: String, field: String) throws(FieldProblem) {
+        let bytes = value.utf8
+        let valid = (1...maximumTextBytes).contains(bytes.count)
+            && bytes.allSatisfy { isLowercaseLetter($0) || isDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+            && bytes.contains(where: isLowercaseLetter)
+        guard valid else {
+            throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be a lowercase ad network id such as example123.skadnetwork, got \(quoted(value))")
+        }
+    }
+
+    /// A web ad's domain name: dot-separated labels of letters, digits and hyphens, not all digits, so it can never
+    /// read the same as a `source-app-id` in the signed string.
+    static func domainName(_ value: String, field: String) throws(FieldProblem) {
+        let labels = value.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let valid = (1...253).contains(value.utf8.count)
+            && labels.allSatisfy { label in
+                (1...63).contains(label.count) && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+                    && label.allSatisfy { isLowercaseLetter($0 | 0x20) || isDigit($0) || $0 == UInt8(ascii: "-") }
+            }
+            && value.utf8.contains { isLowercaseLetter($0 | 0x20) }
+        guard valid else {
+            throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be a domain name such as example.com, got \(quoted(value))")
+        }
+    }
+
+    /// Printable text of at most ``maximumTextBytes`` bytes: no control character, no U+2063 separator.
+    /// For fields with no documented shape (bundle ids, impression types, ids of SKAdNetwork versions not known yet).
+    static func printable(_ value: String, field: String) throws(FieldProblem) {
+        let valid = (1...maximumTextBytes).contains(value.utf8.count)
+            && value.unicodeScalars.allSatisfy { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{2063}") }
+        guard valid else {
+            throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be 1 to \(maximumTextBytes) bytes of printable text, got \(quoted(value))")
+        }
+    }
+
+    /// A value for an error message: quoted, control characters escaped, cut to 64 characters.
+    static func quoted(_ value: String) -> String {
+        let shown = value.unicodeScalars.prefix(64)
+        var text = ""
+        JSONValue.writeString(String(String.UnicodeScalarView(shown)), into: &text)
+        return shown.count < value.unicodeScalars.count ? text + "..." : text
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    private static func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+    private static func isHexDigit(_ byte: UInt8) -> Bool { isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f")) }
+
     static func sourceIdentifier(_ value: String, field: String) throws(FieldProblem) {
         guard (2...4).contains(value.utf8.count), value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be 2 to 4 digits, got \"\(value)\"")
+            throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be 2 to 4 digits, got \(quoted(value))")
         }
     }
 
@@ -64,7 +132,7 @@ enum FieldRules {
     static func conversionType(_ value: ConversionType) throws(FieldProblem) {
         guard value.kind != nil else {
             throw FieldProblem(.fieldOutOfRange, field: "conversion-type",
-                "conversion-type must be download, redownload or re-engagement, got \"\(value.rawValue)\"")
+                "conversion-type must be download, redownload or re-engagement, got \(quoted(value.rawValue))")
         }
     }
 
@@ -80,7 +148,7 @@ enum FieldRules {
             let value = CoarseValue(rawValue: coarse)
             guard value.level != nil else {
                 throw FieldProblem(.fieldOutOfRange, field: "coarse-conversion-value",
-                    "coarse-conversion-value must be low, medium or high, got \"\(coarse)\"")
+                    "coarse-conversion-value must be low, medium or high, got \(quoted(coarse))")
             }
             postback.coarseConversionValue = value
         }
@@ -89,10 +157,11 @@ enum FieldRules {
                 "a postback carries conversion-value or coarse-conversion-value, never both")
         }
         if let country = try reader.string("country-code", required: false) {
-            guard country.utf8.count == 2, country.utf8.allSatisfy({ ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }) else {
-                throw FieldProblem(.fieldOutOfRange, field: "country-code", "country-code must be two letters, got \"\(country)\"")
+            guard country.utf8.count == 2, country.utf8.allSatisfy({ isLowercaseLetter($0 | 0x20) }) else {
+                throw FieldProblem(.fieldOutOfRange, field: "country-code", "country-code must be two letters, got \(quoted(country))")
             }
-            postback.countryCode = country
+            // ISO 3166 codes are upper case; `us` and `US` are one country in every column and filter.
+            postback.countryCode = country.uppercased()
         }
     }
 }

@@ -33,7 +33,13 @@ public struct PostbackVerifier: Sendable {
 
     /// Detects the family (or requires `expected`), checks the signature, decodes and range-checks every field.
     public func verify(_ body: [UInt8], expecting expected: PostbackProtocol? = nil) -> VerificationResult {
-        guard let value = try? JSONParser.parse(body, keys: PostbackKeys.table), let object = value.object else {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(body, keys: PostbackKeys.table, limits: .publicBody)
+        } catch {
+            return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a postback's JSON object: \(error)"), family: nil)
+        }
+        guard let object = value.object else {
             return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a JSON object"), family: nil)
         }
         return verify(object: object, expecting: expected)

@@ -84,11 +84,32 @@ enum SKANPostback {
     }
 
     /// One field as it appears in the signed string: strings verbatim, integers in decimal, Booleans as words.
+    ///
+    /// Each field must have its documented shape first. None can hold the U+2063 separator, so the signed string
+    /// splits into fields one way only, and one Apple signature can never be read as two postbacks.
     private static func component(_ object: JSONObject, _ key: String) throws(FieldProblem) -> [UInt8] {
         let reader = FieldReader(object: object)
-        if stringFields.contains(key) { return Array(try reader.string(key)!.utf8) }
+        if stringFields.contains(key) {
+            let text = try reader.string(key)!
+            switch key {
+            case "ad-network-id": try FieldRules.adNetworkID(text, field: key)
+            case "source-identifier": try FieldRules.sourceIdentifier(text, field: key)
+            case "transaction-id": try FieldRules.uuid(text, field: key)
+            case "source-domain": try FieldRules.domainName(text, field: key)
+            default: try FieldRules.printable(text, field: key)
+            }
+            return Array(text.utf8)
+        }
         if booleanFields.contains(key) { return Array((try reader.bool(key)! ? "true" : "false").utf8) }
-        return Array(String(try reader.identifier(key)!).utf8)
+        let number = try reader.identifier(key)!
+        switch key {
+        case "fidelity-type":
+            guard number <= 1 else { throw FieldProblem(.fieldOutOfRange, field: key, "fidelity-type must be 0 or 1, got \(number)") }
+        case "postback-sequence-index":
+            try FieldRules.sequenceIndex(number, field: key)
+        default: break
+        }
+        return Array(String(number).utf8)
     }
 
     /// Decodes a postback whose version is known, checking every range.
@@ -106,20 +127,15 @@ enum SKANPostback {
         var campaignID: Int64?
         if version == .v4_0 {
             sourceIdentifier = try signedReader.string("source-identifier")!
-            try FieldRules.sourceIdentifier(sourceIdentifier!, field: "source-identifier")
         } else {
             campaignID = try signedReader.identifier("campaign-id")!
         }
         var sequenceIndex: Int64 = 0
         if version == .v4_0 {
             sequenceIndex = try signedReader.int64("postback-sequence-index")!
-            try FieldRules.sequenceIndex(sequenceIndex, field: "postback-sequence-index")
         }
         let redownload = try signedReader.bool("redownload", required: false)
         let transactionID = try signedReader.string("transaction-id")!
-        guard !transactionID.isEmpty else {
-            throw FieldProblem(.fieldOutOfRange, field: "transaction-id", "transaction-id must not be empty")
-        }
         var postback = Postback(
             family: .skan,
             version: version.rawValue,
@@ -148,9 +164,22 @@ enum SKANPostback {
     }
 
     /// Best-effort decoding of a version whose field order is unknown, so it can be stored and re-checked later.
+    ///
+    /// Nothing in it is signed as far as Countersign knows, so it is bounded rather than trusted: the version must look
+    /// like one, and every text that reaches a column is short printable text without the separator.
     static func decodeUnknownVersion(_ object: JSONObject, version: String) throws(FieldProblem) -> Postback {
+        guard looksLikeVersion(version) else {
+            throw FieldProblem(.fieldOutOfRange, field: "version", "version must be a version number such as 4.0, got \(FieldRules.quoted(version))")
+        }
         let reader = FieldReader(object: object)
         let transactionID = try reader.string("transaction-id")!
+        try FieldRules.printable(transactionID, field: "transaction-id")
+        let adNetworkID = try reader.string("ad-network-id")!
+        try FieldRules.adNetworkID(adNetworkID, field: "ad-network-id")
+        func text(_ key: String) -> String? {
+            guard let value = (try? reader.string(key, required: false)) ?? nil, (try? FieldRules.printable(value, field: key)) != nil else { return nil }
+            return value
+        }
         let sequenceIndex = (try? reader.int64("postback-sequence-index", required: false)) ?? nil
         var unsigned = JSONObject()
         for member in object.members where member.key != "attribution-signature" { unsigned.members.append(member) }
@@ -159,8 +188,8 @@ enum SKANPostback {
             family: .skan,
             version: version,
             postbackID: transactionID,
-            adNetworkID: try reader.string("ad-network-id")!,
-            sourceIdentifier: (try? reader.string("source-identifier", required: false)) ?? nil,
+            adNetworkID: adNetworkID,
+            sourceIdentifier: text("source-identifier").flatMap { (try? FieldRules.sourceIdentifier($0, field: "source-identifier")) != nil ? $0 : nil },
             campaignID: (try? reader.identifier("campaign-id", required: false)) ?? nil,
             advertisedItemID: ((try? reader.identifier("app-id", required: false)) ?? nil) ?? 0,
             conversionType: ConversionType(redownload == true ? .redownload : .download),
@@ -168,12 +197,20 @@ enum SKANPostback {
             didWin: ((try? reader.bool("did-win", required: false)) ?? nil) ?? true,
             postbackSequenceIndex: Int(sequenceIndex.map { min(max($0, 0), 2) } ?? 0),
             publisherItemID: (try? reader.identifier("source-app-id", required: false)) ?? nil,
-            sourceDomain: (try? reader.string("source-domain", required: false)) ?? nil,
+            sourceDomain: text("source-domain"),
             marketplaceID: nil,
             impressionType: nil,
-            fidelityType: ((try? reader.int64("fidelity-type", required: false)) ?? nil).map { Int($0) },
+            fidelityType: ((try? reader.int64("fidelity-type", required: false)) ?? nil).map { Int(min(max($0, 0), 1)) },
             signedFields: JSONObject(),
             unsignedFields: unsigned
         )
+    }
+
+    /// One to three dot-separated numbers of at most three digits (`4.0`, `5.1.2`).
+    static func looksLikeVersion(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return (1...3).contains(parts.count) && parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        }
     }
 }

@@ -46,7 +46,7 @@ import PostbackMint
     @Test func skanSignedFieldCountsPerVersion() throws {
         let expected: [SKANVersion: Int] = [.v1_0: 4, .v2_0: 7, .v2_1: 7, .v2_2: 8, .v3_0: 9, .v4_0: 10]
         for (version, count) in expected {
-            var fields = SKANPostbackFields(transactionID: "t")
+            var fields = SKANPostbackFields(transactionID: "6aafb7a5-0170-41b5-bbe4-fe71dedf1e30")
             fields.version = version
             fields.sourceAppID = 1
             let signed = try PostbackVerifier.skanSignedString(fields.object).get()
