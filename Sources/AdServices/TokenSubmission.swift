@@ -20,6 +20,16 @@ public struct TokenSubmission: Sendable, Equatable {
         self.tokenCreatedAt = tokenCreatedAt
     }
 
+    /// How far in the future `token-created-at` may lie, for devices whose clocks run a little fast.
+    public static let allowedClockSkew: TimeInterval = 300
+
+    /// A problem with the submission as of `now`: a `token-created-at` in the future (beyond the allowed skew) would
+    /// otherwise keep a job alive, and retried, past Apple's 24 hours.
+    public func problem(now: Date) -> RecordProblem? {
+        guard let tokenCreatedAt, tokenCreatedAt.timeIntervalSince(now) > Self.allowedClockSkew else { return nil }
+        return RecordProblem(field: "token-created-at", message: "is in the future; send the time the device made the token, such as \(now.formatted(.iso8601))")
+    }
+
     /// The longest token accepted, in bytes (Apple's tokens are a few hundred).
     public static let maximumTokenLength = 8 * 1024
 

@@ -131,3 +131,16 @@ public enum Mint {
         return try CompactJWS.sign(payload: Array(JSONValue.object(payload).serialized.utf8), keyID: adNetworkID, with: key)
     }
 }
+
+extension Mint {
+    /// A UUID-shaped id (upper case, as Apple's AAK examples) derived from `label`, so tests and demos can name
+    /// postbacks by label and still send the shape Apple documents.
+    public static func uuid(_ label: String) -> String {
+        let hex = sha256(Array(label.utf8)).prefix(16).map { byte in
+            let digits = Array("0123456789ABCDEF".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+        }.joined()
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}

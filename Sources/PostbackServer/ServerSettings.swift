@@ -18,10 +18,19 @@ struct ServerSettings: Sendable {
     var logFormat = LogFormat.text
     var logLevel = "info"
     var busyTimeout = 5.0
+    /// Seconds one request may take to arrive, from its first header line to its last body byte.
+    var requestTimeout = 10.0
+    /// Seconds a connection may stay open with no request in progress.
+    var idleTimeout = 30.0
     /// Where AdServices tokens are exchanged, and Apple's schedule (adjustable for stand-ins and tests).
     var adServicesURL = "https://api-adservices.apple.com/api/v1/"
     var adServicesPolicy = RetryPolicy()
     var adServicesConcurrency = 8
+    /// Token jobs waiting at most; a new token beyond it is answered 503 `queue_full`.
+    var adServicesMaximumQueue = 10_000
+    /// Requests a second one address may make to the public Apple Ads routes, and at once.
+    var publicRate = 5.0
+    var publicBurst = 20.0
 
     /// Log line format.
     enum LogFormat: String, Sendable, CaseIterable {
@@ -50,7 +59,8 @@ struct ServerSettings: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
         guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
         let known = Set(["host", "port", "database", "body-limit", "allow-development", "keys-dir", "keys", "accept-ad-network",
-                         "durability", "log-format", "log-level", "busy-timeout"] + adServicesSettingNames)
+                         "durability", "log-format", "log-level", "busy-timeout", "request-timeout", "idle-timeout",
+                         "public-rate", "public-burst"] + adServicesSettingNames)
         if let unknown = object.members.first(where: { !known.contains($0.key) }) {
             throw CLIFailure.usage("\(path): unknown setting \"\(unknown.key)\"")
         }
@@ -98,7 +108,12 @@ struct ServerSettings: Sendable {
         if let format = try parse("log-format", LogFormat.init(rawValue:)) { logFormat = format }
         if let level = try parse("log-level", { ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains($0) ? $0 : nil }) { logLevel = level }
         if let timeout = try parse("busy-timeout", { Double($0).flatMap { $0 >= 0 ? $0 : nil } }) { busyTimeout = timeout }
+        if let timeout = try parse("request-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } }) { requestTimeout = timeout }
+        if let timeout = try parse("idle-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } }) { idleTimeout = timeout }
         if let url = try parse("adservices-url", { $0.hasPrefix("https://") || $0.hasPrefix("http://") ? $0 : nil }) { adServicesURL = url }
+        if let rate = try parse("public-rate", { Double($0).flatMap { $0 > 0 ? $0 : nil } }) { publicRate = rate }
+        if let burst = try parse("public-burst", { Double($0).flatMap { $0 >= 1 ? $0 : nil } }) { publicBurst = burst }
+        if let queue = try parse("adservices-max-queue", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) { adServicesMaximumQueue = queue }
         if let concurrency = try parse("adservices-concurrency", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
             adServicesConcurrency = concurrency
         }
@@ -119,5 +134,5 @@ struct ServerSettings: Sendable {
     }
 
     /// Every AdServices setting name.
-    static var adServicesSettingNames: [String] { ["adservices-url", "adservices-concurrency"] + adServicesDurations.map(\.0) }
+    static var adServicesSettingNames: [String] { ["adservices-url", "adservices-concurrency", "adservices-max-queue"] + adServicesDurations.map(\.0) }
 }

@@ -55,21 +55,35 @@ public struct EnqueuedTokenJob: Sendable, Equatable {
     public let isNew: Bool
 }
 
+/// What offering a token to the queue did.
+public enum TokenEnqueueResult: Sendable, Equatable {
+    /// Stored (or already known): the job.
+    case queued(EnqueuedTokenJob)
+    /// Refused: `maximumOpen` jobs are already waiting, so a flood cannot delay genuine tokens without bound.
+    case queueFull
+}
+
 extension PostbackStore {
-    /// Stores a token as a pending job, durably, before the caller answers. A token already known returns its job.
-    public func enqueueToken(_ submission: TokenSubmission, receivedAt: Date = Date()) async throws -> EnqueuedTokenJob {
+    /// Stores a token as a pending job, durably, before the caller answers. A token already known returns its job; a new
+    /// one is refused while `maximumOpen` jobs are pending or retrying.
+    ///
+    /// The token's 24-hour life counts from when the app says it made it, but never from later than now: a job can
+    /// live at most 24 hours from when Countersign first saw it.
+    public func enqueueToken(_ submission: TokenSubmission, receivedAt: Date = Date(), maximumOpen: Int) async throws -> TokenEnqueueResult {
         let hash = Data(sha256(Array(submission.token.utf8)))
-        let createdAt = (submission.tokenCreatedAt ?? receivedAt).timeIntervalSince1970
+        let createdAt = min(submission.tokenCreatedAt ?? receivedAt, receivedAt).timeIntervalSince1970
         return try await pool.write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT id, state FROM adservices_jobs WHERE token_sha256 = ?", arguments: [hash]) {
-                return EnqueuedTokenJob(id: row["id"], state: TokenJobState(rawValue: row["state"]) ?? .pending, isNew: false)
+                return .queued(EnqueuedTokenJob(id: row["id"], state: TokenJobState(rawValue: row["state"]) ?? .pending, isNew: false))
             }
+            let open = try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')") ?? 0
+            guard open < maximumOpen else { return .queueFull }
             try db.execute(sql: """
                 INSERT INTO adservices_jobs (token, token_sha256, app, install_id, received_at, token_created_at, state, next_attempt_at)
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)
                 """, arguments: [submission.token, hash, submission.app, submission.installID, Timestamp.format(receivedAt), createdAt,
                                  receivedAt.timeIntervalSince1970])
-            return EnqueuedTokenJob(id: db.lastInsertedRowID, state: .pending, isNew: true)
+            return .queued(EnqueuedTokenJob(id: db.lastInsertedRowID, state: .pending, isNew: true))
         }
     }
 

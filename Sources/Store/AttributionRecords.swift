@@ -4,11 +4,27 @@ import GRDB
 import JWS
 import Postback
 
+/// What storing a client-reported iAd record did.
+public struct StoredAttribution: Sendable, Equatable {
+    /// The record's id (the earlier one for a repeat).
+    public let id: Int64
+    /// False when the same submission (same install id, or the same content) was stored before.
+    public let isNew: Bool
+}
+
 extension PostbackStore {
-    /// Stores an attribution record (AdServices or normalised iAd) with the body it came from; returns its id.
-    public func storeAttribution(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> Int64 {
-        try await pool.write { db in
-            try Self.insertAttribution(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
+    /// Stores a normalised iAd dictionary, reported by the app and labelled so, once: a repeat with the same app and
+    /// install id, or without an install id the same app and exact body, returns the earlier record.
+    public func storeClientAttribution(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
+        let dedupKey = installID.map { "iad:\(app ?? ""):install:\($0)" }
+            ?? "iad:\(app ?? ""):body:" + Base64.encode(sha256(body), alphabet: .url)
+        return try await pool.write { db in
+            if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM attribution_records WHERE dedup_key = ?", arguments: [dedupKey]) {
+                return StoredAttribution(id: existing, isNew: false)
+            }
+            let id = try Self.insertAttribution(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
+            try db.execute(sql: "UPDATE attribution_records SET dedup_key = ? WHERE id = ?", arguments: [dedupKey, id])
+            return StoredAttribution(id: id, isNew: true)
         }
     }
 
@@ -44,7 +60,7 @@ extension PostbackStore {
     }
 
     static let attributionColumns = [
-        "id", "source", "received_at", "app", "install_id", "attribution", "detailed", "test_payload", "org_id", "org_name",
+        "id", "source", "reported_by", "received_at", "app", "install_id", "attribution", "detailed", "test_payload", "org_id", "org_name",
         "campaign_id", "campaign_name", "ad_group_id", "ad_group_name", "keyword_id", "keyword", "keyword_match_type", "ad_id",
         "creative_set_id", "conversion_type", "claim_type", "click_date", "impression_date", "purchase_date", "conversion_date",
         "country_or_region", "supply_placement",
@@ -84,6 +100,9 @@ public struct AttributionReportQuery: Sendable, Equatable {
     public var source: String?
     /// Include Apple's developer-mode test payloads; by default they are left out.
     public var includeTest = false
+    /// Count iAd records, which the app reports, beside Apple's AdServices records; by default only Apple's are counted
+    /// (`source=iad` asks for the app-reported ones alone).
+    public var includeClientReported = false
     public var groupBy: [Dimension] = []
 
     /// The metric columns, after the dimension columns.
@@ -91,7 +110,8 @@ public struct AttributionReportQuery: Sendable, Equatable {
 
     public init() {}
 
-    /// Parses `by`, `from`, `to`, `app`, `source` and `include_test`; unknown names are refused unless in `extraAllowed`.
+    /// Parses `by`, `from`, `to`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are refused
+    /// unless in `extraAllowed`.
     public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> AttributionReportQuery {
         var query = AttributionReportQuery()
         for (name, value) in parameters {
@@ -103,6 +123,7 @@ public struct AttributionReportQuery: Sendable, Equatable {
                 guard ["adservices", "iad"].contains(value) else { throw ReportQuery.Problem(parameter: name, message: "must be adservices or iad") }
                 query.source = value
             case "include_test": query.includeTest = try QueryParameter.flag(name, value)
+            case "include_client_reported": query.includeClientReported = try QueryParameter.flag(name, value)
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
             default:
                 if !extraAllowed.contains(name) { throw ReportQuery.Problem(parameter: name, message: "unknown parameter") }
@@ -123,7 +144,12 @@ public struct AttributionReportQuery: Sendable, Equatable {
         if let from { conditions.append("received_at >= ?"); arguments += [Timestamp.format(from)] }
         if let to { conditions.append("received_at < ?"); arguments += [Timestamp.format(to)] }
         if let app { conditions.append("app = ?"); arguments += [app] }
-        if let source { conditions.append("source = ?"); arguments += [source] }
+        if let source {
+            conditions.append("source = ?")
+            arguments += [source]
+        } else if !includeClientReported {
+            conditions.append("reported_by = 'apple'")
+        }
         if !includeTest { conditions.append("NOT test_payload") }
         let selected = groupBy.flatMap { dimension in
             [dimension.columns.group] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import Postback
+import Synchronization
 
 /// Gathers intakes from concurrent requests and commits them together.
 ///
@@ -27,6 +28,8 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private let queueDepth = Gauge(label: "countersign_commit_queue_depth")
     private let foldTime = Metrics.Timer(label: "countersign_rollup_fold_seconds", preferredDisplayUnit: .seconds)
     private let foldFailures = Counter(label: "countersign_rollup_fold_failures_total")
+    private let commitFailures = Counter(label: "countersign_commit_failures_total")
+    private let lastCommitSucceeded = Atomic<Bool>(true)
     /// Stored postbacks between two folds into the report rollup. A fold costs about 7 µs a row against about 40 µs
     /// for the per-row trigger it replaced, and holds the writer about 1 ms at this size. At 512 and 2,048 rows p99
     /// latency rose by 3 and 13 ms (docs/performance.md).
@@ -40,6 +43,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
         thread.qualityOfService = .userInteractive
         thread.start()
     }
+
+    /// False from a failed commit until the next one succeeds: readiness reflects whether writes work.
+    public var isHealthy: Bool { lastCommitSucceeded.load(ordering: .relaxed) }
 
     /// Persists `intake` in the next commit and returns what storing it did.
     public func submit(_ intake: Intake) async throws -> Disposition {
@@ -105,6 +111,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
             commitTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
             switch outcome {
             case .success(let dispositions):
+                lastCommitSucceeded.store(true, ordering: .relaxed)
                 for (entry, disposition) in zip(batch, dispositions) { entry.continuation.resume(returning: disposition) }
                 storedSinceFold += dispositions.count { $0 == .stored }
                 if storedSinceFold >= Self.foldEvery {
@@ -112,6 +119,8 @@ public final class GroupCommitWriter: @unchecked Sendable {
                     storedSinceFold = 0
                 }
             case .failure(let error):
+                lastCommitSucceeded.store(false, ordering: .relaxed)
+                commitFailures.increment()
                 for entry in batch { entry.continuation.resume(throwing: error) }
             }
         }

@@ -77,6 +77,9 @@ public enum Disposition: String, Sendable, Equatable {
     case duplicate
     /// The same dedup key with different content (unsigned fields changed): acknowledged, not counted.
     case replay
+    /// An unverifiable copy (unknown key or version) of a postback already stored verified: kept in the receipts and
+    /// counted apart from replays, so a forger cannot change the counted row's numbers.
+    case unverifiedCopy = "unverified_copy"
     /// Not a storable postback (invalid or refused): only the receipt is kept.
     case rejected
 }
@@ -132,18 +135,40 @@ public final class PostbackStore: Sendable {
         let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?"), arguments: [postback.dedupKey])!
         let rowID: Int64 = existing["id"]
         let existingOutcome: String = existing["outcome"]
-        if existingOutcome == VerificationOutcome.unverifiable.rawValue, intake.result.outcome == .verified {
-            // A verified copy replaces an unverifiable one, so a forged unknown-kid body cannot block the real postback.
+        if existingOutcome != VerificationOutcome.verified.rawValue, intake.result.outcome == .verified {
+            // A verified copy replaces one that is not (unverifiable, or found invalid by `reverify`), so a forgery under
+            // an unknown kid can never block the real postback.
             try row.update(db, id: rowID, receiptID: receiptID)
             try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
             return .stored
         }
         let hash: Data = existing["content_hash"]
-        let disposition: Disposition = hash == row.contentHash ? .duplicate : .replay
-        let column = disposition == .duplicate ? "duplicates" : "replays"
+        let disposition: Disposition
+        if hash == row.contentHash {
+            disposition = .duplicate
+        } else if existingOutcome == VerificationOutcome.verified.rawValue, intake.result.outcome != .verified {
+            disposition = .unverifiedCopy
+        } else {
+            disposition = .replay
+        }
+        let column = switch disposition {
+        case .duplicate: "duplicates"
+        case .unverifiedCopy: "unverified_copies"
+        default: "replays"
+        }
         try db.cachedStatement(sql: "UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?").execute(arguments: [rowID])
         try db.cachedStatement(sql: "UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?").execute(arguments: [disposition.rawValue, rowID, receiptID])
         return disposition
+    }
+
+    /// Writes a receipt and rolls it back: proves a commit of the ingest path can succeed now, without keeping anything.
+    public func probeWrite() async throws {
+        try await pool.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try db.execute(sql: "INSERT INTO receipts (received_at, route, body, outcome, disposition) VALUES ('', 'probe', x'', 'invalid', 'rejected')")
+                return .rollback
+            }
+        }
     }
 
     /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.

@@ -339,12 +339,7 @@ extension PostbackStore {
                     case .null: break
                     case .int64(let integer): csv += String(integer)
                     case .double(let double): csv += double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double)
-                    case .string(let text):
-                        if text.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) {
-                            csv += "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                        } else {
-                            csv += text
-                        }
+                    case .string(let text): csv += CSVField.text(text)
                     case .blob: break
                     }
                 }

@@ -269,6 +269,73 @@ enum StoreSchema {
                 WHERE p.id > (SELECT folded_through FROM rollup_state) AND \(Rollup.counted("p"));
                 """)
         }
+        migrator.registerMigration("v9-unverified-copies") { db in
+            // Unverifiable copies of a stored postback (unknown-kid forgeries, for example) are counted apart from replays,
+            // so nobody without Apple's key can change a counted row's numbers. Country codes are stored upper case, as
+            // the report filter reads them. Frozen text: later code cannot change what this migration does.
+            try db.execute(sql: """
+                ALTER TABLE postbacks ADD COLUMN unverified_copies INTEGER NOT NULL DEFAULT 0;
+                UPDATE postbacks SET country_code = upper(country_code) WHERE country_code IS NOT NULL AND country_code <> upper(country_code);
+                DROP VIEW conversions_daily;
+                DROP VIEW conversion_events;
+                DROP VIEW conversions;
+                CREATE VIEW conversions AS
+                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
+                       p.outcome, p.environment, p.key_id, p.countable,
+                       p.ad_network_id, p.advertised_item_id AS app, p.dedup_key, p.postback_identifier,
+                       p.source_digits AS source_identifier, p.digit_count,
+                       substr(p.source_digits, 1, 2) AS campaign,
+                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                       p.source_json AS source_levels,
+                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                       p.tier_min, p.tier_max,
+                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                       p.decode_status, p.schema_revision, p.schema_version,
+                       p.revenue_min, p.revenue_max, (p.revenue_min + p.revenue_max) / 2.0 AS revenue_mid, p.currency,
+                       p.event_count, p.duplicates, p.replays, p.unverified_copies
+                FROM postbacks p
+                WHERE p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversion_events AS
+                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
+                       c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                       c.conversion_class, c.conversion_window, c.did_win,
+                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                       e.revenue_min, e.revenue_max, (e.revenue_min + e.revenue_max) / 2.0 AS revenue_mid, e.currency, e.properties
+                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+                CREATE VIEW conversions_daily AS
+                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window,
+                       count(*) AS postbacks,
+                       sum(countable) AS counted,
+                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
+                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                       sum(duplicates) AS duplicates, sum(replays) AS replays, sum(unverified_copies) AS unverified_copies,
+                       sum(CASE WHEN countable THEN revenue_min END) AS revenue_min,
+                       sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
+                FROM conversions
+                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
+                """)
+        }
+        migrator.registerMigration("v10-client-reported-iad") { db in
+            // iAd dictionaries come from the app, not from Apple: the view says who reported each record, and a
+            // submission is kept once (by install id when the app gives one, else by its exact content). The first of
+            // any earlier repeats keeps the install id's key; later repeats stay as they were. Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE attribution_records ADD COLUMN dedup_key TEXT;
+                UPDATE attribution_records SET dedup_key = 'iad:' || coalesce(app, '') || ':install:' || install_id
+                WHERE id IN (SELECT min(id) FROM attribution_records WHERE source = 'iad' AND install_id IS NOT NULL GROUP BY app, install_id);
+                CREATE UNIQUE INDEX attribution_records_dedup ON attribution_records(dedup_key) WHERE dedup_key IS NOT NULL;
+                DROP VIEW apple_ads_attributions;
+                CREATE VIEW apple_ads_attributions AS
+                SELECT id, source, CASE source WHEN 'iad' THEN 'client' ELSE 'apple' END AS reported_by, received_at, substr(received_at, 1, 10) AS day, app, install_id, attribution, detailed, test_payload,
+                       org_id, org_name, campaign_id, campaign_name, ad_group_id, ad_group_name, keyword_id, keyword, keyword_match_type,
+                       ad_id, creative_set_id, conversion_type, claim_type, click_date, impression_date, purchase_date, conversion_date,
+                       country_or_region, supply_placement
+                FROM attribution_records;
+                """)
+        }
         return migrator
     }
 

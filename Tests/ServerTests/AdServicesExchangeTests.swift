@@ -162,8 +162,8 @@ import Store
         }
         // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
         let store = try PostbackStore(settings: StoreSettings(path: database))
-        _ = try await store.enqueueToken(TokenSubmission(token: tokens[4]))
-        _ = try await store.enqueueToken(TokenSubmission(token: tokens[5]))
+        _ = try await store.enqueueToken(TokenSubmission(token: tokens[4]), maximumOpen: 100)
+        _ = try await store.enqueueToken(TokenSubmission(token: tokens[5]), maximumOpen: 100)
         let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 1, lease: 1)
         #expect(claimed.count == 1)
         let states = try unreachable.query { db in try String.fetchAll(db, sql: "SELECT state FROM adservices_jobs ORDER BY id") }
@@ -242,9 +242,12 @@ import Store
             AdServicesExchangeTests.notAttributed,
             #"{"attribution": true, "orgId": 1234567890, "campaignId": 1234567890, "conversionType": "Download", "clickDate": "2020-04-08T17:17Z", "claimType": "Click", "adGroupId": 1234567890, "countryOrRegion": "US", "keywordId": 123222, "adId": 542317136}"#,
         ]
-        for body in bodies {
+        // Each record arrives the way AdServices records do: a token job whose exchange Apple answered.
+        for (index, body) in bodies.enumerated() {
             let record = try AttributionRecord.decode(adServicesResponse: Array(body.utf8)).get()
-            _ = try await store.storeAttribution(record, app: "1108187390", installID: nil, body: Array(body.utf8))
+            _ = try await store.enqueueToken(TokenSubmission(token: "dG9rZW4\(index)", app: "1108187390"), maximumOpen: 100)
+            let job = try #require(try await store.claimDueTokenJobs(now: Date(), limit: 1, lease: 60).first)
+            #expect(try await store.finishTokenAttempt(job, answer: "200", notFound: false, serverFailure: false, update: .store(record, body: Array(body.utf8))))
         }
         let query = try AttributionReportQuery.parse([("by", "campaign,country")])
         let table = try await store.attributionReport(query)
@@ -278,7 +281,7 @@ import Store
     @Test func statusCountsAndListsOpenAndFailedJobs() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
         let store = try PostbackStore(settings: StoreSettings(path: database))
-        for token in ["one", "two", "three"] { _ = try await store.enqueueToken(TokenSubmission(token: token, app: "1108187390")) }
+        for token in ["one", "two", "three"] { _ = try await store.enqueueToken(TokenSubmission(token: token, app: "1108187390"), maximumOpen: 100) }
         let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 2, lease: 10)
         #expect(claimed.map(\.token) == ["one", "two"])
         #expect(try await store.claimDueTokenJobs(now: Date(), limit: 5, lease: 10).map(\.token) == ["three"], "a claimed job is not handed out twice")

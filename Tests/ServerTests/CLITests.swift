@@ -42,7 +42,7 @@ import PostbackMint
 
     @Test func unverifiableAndInvalidExitOne() throws {
         let stranger = try ECPrivateKey.generate()
-        let unknown = try Mint.aak(AAKPostbackFields(postbackID: "X"), key: stranger, keyID: "apple-cas-identifier/7")
+        let unknown = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("X")), key: stranger, keyID: "apple-cas-identifier/7")
         let unverifiable = try countersign(["verify", "--keys-dir", Checkout.keys], input: unknown)
         #expect(unverifiable.status == 1)
         #expect(try document(unverifiable)["outcome"] == .string("unverifiable"))
@@ -57,7 +57,7 @@ import PostbackMint
         let generated = try countersign(["keys", "generate", "--out", directory])
         #expect(generated.status == 0)
         let key = try ECPrivateKey(pem: String(contentsOfFile: directory + "/private-key.pem", encoding: .utf8))
-        let body = try Mint.aak(AAKPostbackFields(postbackID: "Y"), key: key, keyID: "network/0")
+        let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("Y")), key: key, keyID: "network/0")
         let result = try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"], input: body)
         #expect(result.status == 0)
         #expect(try document(result)["countable"] == .bool(true))

@@ -46,8 +46,15 @@ struct LiveServer {
         return try DatabaseQueue(path: settings.database, configuration: configuration).read(body)
     }
 
+    /// Changes the database behind the server's back, as a failing disk or an operator would.
+    func write(_ body: (Database) throws -> Void) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        try DatabaseQueue(path: settings.database, configuration: configuration).write(body)
+    }
+
     static func aak(_ id: String, _ change: (inout AAKPostbackFields) -> Void = { _ in }, keyID: String = "network/0", key: ECPrivateKey = networkKey) throws -> ByteBuffer {
-        var fields = AAKPostbackFields(postbackID: id)
+        var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
         change(&fields)
         return ByteBuffer(bytes: try Mint.aak(fields, key: key, keyID: keyID))
     }
@@ -265,7 +272,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
 
     static func body(_ family: String, id: String, country: String?) throws -> ByteBuffer {
         if family == "aak" { return try LiveServer.aak(id) { $0.countryCode = country } }
-        var fields = SKANPostbackFields(transactionID: id)
+        var fields = SKANPostbackFields(transactionID: Mint.uuid(id).lowercased())
         fields.countryCode = country
         return ByteBuffer(bytes: try Mint.skan(fields, key: skanKey))
     }

@@ -161,7 +161,7 @@ import Store
         #expect(coarse.status == 0)
         #expect(coarse.stdout.contains("\"purchase\""))
         let postbackPath = Checkout.temporaryDirectory() + "/postback.json"
-        var fields = AAKPostbackFields(postbackID: "E1")
+        var fields = AAKPostbackFields(postbackID: Mint.uuid("E1"))
         fields.advertisedItemID = 1108187390
         fields.conversionValue = 63
         try Data(try Mint.aak(fields, key: LiveServer.networkKey, keyID: "network/0")).write(to: URL(fileURLWithPath: postbackPath))

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import JWS
 import Testing
 
@@ -62,4 +65,53 @@ func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = n
 /// Runs the built `countersign`.
 func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
     try runProcess(Checkout.binary, arguments, input: input, environment: environment)
+}
+
+/// A plain TCP connection to a loopback port, for tests that must misbehave the way no HTTP client will
+/// (send headers and stall, dribble a body).
+final class RawConnection: @unchecked Sendable {
+    let descriptor: Int32
+
+    /// Connects to 127.0.0.1:`port`; reads give up after `readTimeout` seconds.
+    init(port: Int, readTimeout: Double = 10) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw KeyError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(descriptor); throw KeyError("connect() failed") }
+        var timeout = timeval(tv_sec: Int(readTimeout), tv_usec: Int((readTimeout - readTimeout.rounded(.down)) * 1e6))
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends `text`; false once the server has closed the connection.
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Reads until the server closes the connection or the read timeout passes; `closed` tells which. The blocking
+    /// reads run on a thread of their own: an in-process server needs the cooperative pool to answer.
+    func readUntilClosed() async -> (text: String, closed: Bool) {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.blockingRead()) }.start()
+        }
+    }
+
+    private func blockingRead() -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 { received += buffer.prefix(count); continue }
+            return (String(decoding: received, as: UTF8.self), count == 0 || errno == ECONNRESET)
+        }
+    }
+
+    deinit { close(descriptor) }
 }

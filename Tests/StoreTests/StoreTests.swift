@@ -25,7 +25,7 @@ func temporaryDatabasePath() -> String {
     }
 
     func aak(_ id: String, country: String? = nil, keyID: String = "net/0", key: ECPrivateKey = key) throws -> [UInt8] {
-        var fields = AAKPostbackFields(postbackID: id)
+        var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
         fields.countryCode = country
         return try Mint.aak(fields, key: key, keyID: keyID)
     }
@@ -50,7 +50,7 @@ func temporaryDatabasePath() -> String {
         let genuine = try aak("B")
         #expect(try await store.persist([intake(forged)]) == [.stored])
         #expect(try await store.persist([intake(genuine)]) == [.stored])
-        let outcome = try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = 'aak:B'") }
+        let outcome = try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = ?", arguments: ["aak:" + Mint.uuid("B")]) }
         #expect(outcome == "verified:1")
     }
 
@@ -69,7 +69,7 @@ func temporaryDatabasePath() -> String {
         #expect(summary.promoted == 1)
         #expect(summary.stillUnverifiable == 1)
         let rows = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT dedup_key || '=' || outcome || ':' || countable FROM postbacks ORDER BY dedup_key") }
-        #expect(rows == ["aak:C=verified:1", "aak:D=unverifiable:0"])
+        #expect(Set(rows) == ["aak:\(Mint.uuid("C"))=verified:1", "aak:\(Mint.uuid("D"))=unverifiable:0"])
     }
 
     @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
@@ -127,7 +127,7 @@ func temporaryDatabasePath() -> String {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")]))
         func intake(_ id: String, fine: Int, keyID: String = "net/0", signer: ECPrivateKey? = nil) throws -> Intake {
-            var fields = AAKPostbackFields(postbackID: id)
+            var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
             fields.conversionValue = fine
             fields.sourceIdentifier = "1023"
             let body = try Mint.aak(fields, key: signer ?? key, keyID: keyID)
@@ -145,7 +145,7 @@ func temporaryDatabasePath() -> String {
         let conversions = try store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
         }
-        #expect(conversions.map { $0["postback_identifier"] as String } == ["V1", "V2", "U1"])
+        #expect(conversions.map { $0["postback_identifier"] as String } == ["V1", "V2", "U1"].map(Mint.uuid))
         #expect(conversions.map { $0["countable"] as Int } == [1, 1, 0])
         #expect(conversions[0]["campaign"] as String == "10")
         #expect(conversions[0]["creative"] as String == "3")

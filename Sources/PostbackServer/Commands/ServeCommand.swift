@@ -31,6 +31,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text or json.") var logFormat: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel: String?
     @Option(name: .customLong("busy-timeout"), help: "Seconds a write waits for a database lock before answering 500 (default 5).") var busyTimeout: Double?
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take to arrive, headers to last byte (default 10).") var requestTimeout: Double?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection stays open (default 30).") var idleTimeout: Double?
+    @Option(name: .customLong("public-rate"), help: "Requests a second one address may send to the Apple Ads routes (default 5).") var publicRate: Double?
+    @Option(name: .customLong("public-burst"), help: "Requests one address may send there at once (default 20).") var publicBurst: Double?
+    @Option(name: .customLong("adservices-max-queue"), help: "Token jobs waiting at most before 503 queue_full (default 10000).") var adServicesMaxQueue: Int?
     @Option(name: .customLong("adservices-url"), help: "Apple's attribution API (default https://api-adservices.apple.com/api/v1/).") var adServicesURL: String?
     @Option(name: .customLong("adservices-concurrency"), help: "Token exchanges in flight at most (default 8).") var adServicesConcurrency: Int?
     @Option(name: .customLong("adservices-timeout"), help: "Seconds to wait for Apple's answer (default 5; Apple holds up to 1 s).") var adServicesTimeout: Double?
@@ -52,6 +57,11 @@ struct ServeCommand: AsyncParsableCommand {
         flags["log-format"] = logFormat
         flags["log-level"] = logLevel
         flags["busy-timeout"] = busyTimeout.map { String($0) }
+        flags["request-timeout"] = requestTimeout.map { String($0) }
+        flags["idle-timeout"] = idleTimeout.map { String($0) }
+        flags["public-rate"] = publicRate.map { String($0) }
+        flags["public-burst"] = publicBurst.map { String($0) }
+        flags["adservices-max-queue"] = adServicesMaxQueue.map(String.init)
         flags["adservices-url"] = adServicesURL
         flags["adservices-concurrency"] = adServicesConcurrency.map(String.init)
         flags["adservices-timeout"] = adServicesTimeout.map { String($0) }
@@ -73,7 +83,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try resolveSettings()
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = settings.logFormat == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = settings.logFormat == .json
+                ? JSONLogHandler(label: label) : EscapingLogHandler(inner: StreamLogHandler.standardError(label: label))
             handler.logLevel = Logger.Level(rawValue: settings.logLevel) ?? .info
             return handler
         }

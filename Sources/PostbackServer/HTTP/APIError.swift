@@ -1,24 +1,58 @@
 import Hummingbird
 import JWS
 import NIOCore
+import Postback
+
+/// The error codes of the HTTP API besides verification reasons (``VerificationReason``); docs/openapi.yaml lists them.
+enum APIErrorCode: String, CaseIterable {
+    case apiKeyInQuery = "api_key_in_query"
+    case badApp = "bad_app"
+    case badParameter = "bad_parameter"
+    case invalidAPIKey = "invalid_api_key"
+    case invalidIAdDictionary = "invalid_iad_dictionary"
+    case invalidToken = "invalid_token"
+    case missingAPIKey = "missing_api_key"
+    case payloadTooLarge = "payload_too_large"
+    case queueFull = "queue_full"
+    case rateLimited = "rate_limited"
+    case schemaNotFound = "schema_not_found"
+    case shuttingDown = "shutting_down"
+    case storageFailing = "storage_failing"
+    case storageUnavailable = "storage_unavailable"
+}
 
 /// An HTTP error with the JSON body every route uses: `{"error": "<code>", "message": "..."}`.
 struct APIError: HTTPResponseError {
     let status: HTTPResponse.Status
     let code: String
     let message: String
+    let headers: HTTPFields
 
-    init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
-        self.code = code
+        self.code = code.rawValue
         self.message = message
+        self.headers = headers
+    }
+
+    /// A postback refused for `reason`; its stable code is the error code.
+    init(_ status: HTTPResponse.Status, _ reason: VerificationReason, _ message: String) {
+        self.status = status
+        self.code = reason.rawValue
+        self.message = message
+        self.headers = [:]
+    }
+
+    /// 413 for a body over `limit`; the connection closes after it, so the rest of the body is never read.
+    static func tooLarge(limit: Int) -> APIError {
+        APIError(.contentTooLarge, .payloadTooLarge, "the body is larger than \(limit) bytes", headers: [.connection: "close"])
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         JSONResponse.make(status: status, JSONObject([
             JSONMember(key: "error", value: .string(code)),
             JSONMember(key: "message", value: .string(message)),
-        ]))
+        ]), headers: headers)
     }
 }
 

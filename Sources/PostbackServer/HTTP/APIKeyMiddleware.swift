@@ -10,14 +10,14 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.uri.queryParameters.contains(where: { Self.credentialParameters.contains(String($0.key).lowercased()) }) {
-            throw APIError(.unauthorized, "api_key_in_query", "send the API key as 'Authorization: Bearer <key>', never in the URL")
+            throw APIError(.unauthorized, .apiKeyInQuery, "send the API key as 'Authorization: Bearer <key>', never in the URL")
         }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
-            throw APIError(.unauthorized, "missing_api_key", "this route needs 'Authorization: Bearer <key>' (create one with countersign apikey create)")
+            throw APIError(.unauthorized, .missingAPIKey, "this route needs 'Authorization: Bearer <key>' (create one with countersign apikey create)")
         }
         let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard try await store.isValidAPIKey(key) else {
-            throw APIError(.unauthorized, "invalid_api_key", "the API key is unknown or revoked")
+            throw APIError(.unauthorized, .invalidAPIKey, "the API key is unknown or revoked")
         }
         return try await next(request, context)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import AdServices
 import Hummingbird
 import JWS
@@ -8,20 +9,30 @@ import Store
 enum AppleAdsRoutes {
     static let maximumBody = 64 * 1024
 
-    /// Routes apps call; like postbacks they carry no API key.
-    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore, tokenExchange: TokenExchangeRunner) {
-        router.post("/v1/adservices/tokens") { request, _ in
+    /// Routes apps call; like postbacks they carry no API key, so each source address is rate-limited and the token
+    /// queue is bounded.
+    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore, tokenExchange: TokenExchangeRunner,
+                          limiter: SourceRateLimiter, maximumQueue: Int) {
+        router.post("/v1/adservices/tokens") { request, context in
+            try limit(limiter, context)
             let bytes = try await collect(request)
             let submission: TokenSubmission
             switch TokenSubmission.parse(bytes, contentType: request.headers[.contentType]) {
             case .success(let parsed): submission = parsed
-            case .failure(let problem): throw APIError(.badRequest, "invalid_token", problem.description)
+            case .failure(let problem): throw APIError(.badRequest, .invalidToken, problem.description)
             }
+            if let problem = submission.problem(now: Date()) { throw APIError(.badRequest, .invalidToken, problem.description) }
             let job: EnqueuedTokenJob
             do {
-                job = try await store.enqueueToken(submission)
+                switch try await store.enqueueToken(submission, maximumOpen: maximumQueue) {
+                case .queued(let queued): job = queued
+                case .queueFull:
+                    throw APIError(.serviceUnavailable, .queueFull, "\(maximumQueue) tokens are waiting; retry later", headers: [.retryAfter: "60"])
+                }
+            } catch let error as APIError {
+                throw error
             } catch {
-                throw APIError(.internalServerError, "storage_unavailable", "the token could not be stored; retry later")
+                throw APIError(.internalServerError, .storageUnavailable, "the token could not be stored; retry later")
             }
             if job.isNew { tokenExchange.wake() }
             return JSONResponse.make(status: job.isNew ? .accepted : .ok, JSONObject([
@@ -30,34 +41,39 @@ enum AppleAdsRoutes {
                 JSONMember(key: "state", value: .string(job.state.rawValue)),
             ]))
         }
-        router.post("/v1/iad/attribution") { request, _ in
+        router.post("/v1/iad/attribution") { request, context in
+            try limit(limiter, context)
             let bytes = try await collect(request)
             let record: AttributionRecord
             switch IAdDictionary.normalise(bytes) {
             case .success(let normalised): record = normalised
-            case .failure(let problem): throw APIError(.badRequest, "invalid_iad_dictionary", problem.description)
+            case .failure(let problem): throw APIError(.badRequest, .invalidIAdDictionary, problem.description)
             }
             let parameters = request.uri.queryParameters
-            let id: Int64
+            let stored: StoredAttribution
             do {
-                id = try await store.storeAttribution(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
+                stored = try await store.storeClientAttribution(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
             } catch {
-                throw APIError(.internalServerError, "storage_unavailable", "the record could not be stored; retry later")
+                throw APIError(.internalServerError, .storageUnavailable, "the record could not be stored; retry later")
             }
             return JSONResponse.make(JSONObject([
-                JSONMember(key: "status", value: .string("stored")),
-                JSONMember(key: "id", value: .number(String(id))),
+                JSONMember(key: "status", value: .string(stored.isNew ? "stored" : "duplicate")),
+                JSONMember(key: "id", value: .number(String(stored.id))),
                 JSONMember(key: "attribution", value: .bool(record.attribution)),
+                JSONMember(key: "reported_by", value: .string("client")),
             ]))
         }
     }
 
+    /// 429 `rate_limited` with `Retry-After` when the caller's address has used its share.
+    static func limit(_ limiter: SourceRateLimiter, _ context: AppRequestContext) throws {
+        guard let wait = limiter.acquire(context.remoteAddress?.ipAddress ?? "unknown") else { return }
+        let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+        throw APIError(.tooManyRequests, .rateLimited, "too many requests from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+
     static func collect(_ request: Request) async throws -> [UInt8] {
-        do {
-            return Array(buffer: try await request.body.collect(upTo: maximumBody))
-        } catch {
-            throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(maximumBody) bytes")
-        }
+        Array(buffer: try await RequestBody.collect(request, limit: maximumBody))
     }
 
     /// Routes for analysts, inside the API-key group.
@@ -77,7 +93,7 @@ enum AppleAdsRoutes {
             if let list = request.uri.queryParameters.get("state") {
                 states = try list.split(separator: ",").map { name in
                     guard let state = TokenJobState(rawValue: String(name)) else {
-                        throw APIError(.badRequest, "bad_parameter", "state: must be pending, retrying, done or failed (comma-separated)")
+                        throw APIError(.badRequest, .badParameter, "state: must be pending, retrying, done or failed (comma-separated)")
                     }
                     return state
                 }
@@ -95,7 +111,7 @@ enum AppleAdsRoutes {
             do throws(ReportQuery.Problem) {
                 query = try AttributionReportQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
             } catch {
-                throw APIError(.badRequest, "bad_parameter", error.description)
+                throw APIError(.badRequest, .badParameter, error.description)
             }
             let format = try QueryParameters.format(request)
             let table = try await store.attributionReport(query)

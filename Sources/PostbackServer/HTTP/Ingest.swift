@@ -32,10 +32,10 @@ struct Ingest: Sendable {
     func handle(_ request: Request, context: AppRequestContext, route: Route) async throws -> Response {
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: bodyLimit)
-        } catch is NIOTooManyBytesError {
+            body = try await RequestBody.collect(request, limit: bodyLimit)
+        } catch let error as APIError {
             count(route, status: 413, outcome: "too_large")
-            throw APIError(.contentTooLarge, "payload_too_large", "the body is larger than \(bodyLimit) bytes")
+            throw error
         }
         let bytes = Array(buffer: body)
         let started = DispatchTime.now().uptimeNanoseconds
@@ -49,7 +49,7 @@ struct Ingest: Sendable {
         } catch {
             context.logger.error("storage failed", metadata: ["error": "\(error)", "outcome": "\(result.outcome.rawValue)"])
             count(route, status: 500, outcome: "storage_failed")
-            throw APIError(.internalServerError, "storage_unavailable", "the postback could not be stored; retry later")
+            throw APIError(.internalServerError, .storageUnavailable, "the postback could not be stored; retry later")
         }
         if case .refuse(let problem) = decision {
             context.logger.info("postback rejected", metadata: [
@@ -58,7 +58,7 @@ struct Ingest: Sendable {
             ])
             let status: HTTPResponse.Status = problem.reason.outcome == .verified ? .forbidden : .badRequest
             count(route, status: status.code, outcome: problem.reason.rawValue)
-            throw APIError(status, problem.reason.rawValue, problem.message)
+            throw APIError(status, problem.reason, problem.message)
         }
         context.logger.debug("postback stored", metadata: [
             "outcome": "\(result.outcome.rawValue)", "disposition": "\(disposition.rawValue)", "dedup_key": "\(result.postback?.dedupKey ?? "-")",

@@ -8,14 +8,14 @@ enum QueryParameters {
     /// Refuses any parameter not in `allowed`.
     static func refuseUnknown(_ request: Request, allowed: Set<String>) throws {
         for name in request.uri.queryParameters.map({ String($0.key) }) where !allowed.contains(name) {
-            throw APIError(.badRequest, "bad_parameter", "\(name): unknown parameter")
+            throw APIError(.badRequest, .badParameter, "\(name): unknown parameter")
         }
     }
 
     /// The output format: `format=` wins, then the Accept header, then JSON.
     static func format(_ request: Request) throws -> ReportFormat {
         guard let format = ReportFormat.negotiate(parameter: request.uri.queryParameters.get("format"), accept: request.headers[.accept]) else {
-            throw APIError(.badRequest, "bad_parameter", "format: must be json, csv or ndjson")
+            throw APIError(.badRequest, .badParameter, "format: must be json, csv or ndjson")
         }
         return format
     }
@@ -23,7 +23,7 @@ enum QueryParameters {
     /// `limit`: 1 to ``maximumPage`` rows, `defaultLimit` when absent.
     static func limit(_ request: Request, default defaultLimit: Int) throws -> Int {
         guard let limit = Int(request.uri.queryParameters.get("limit") ?? String(defaultLimit)), (1...maximumPage).contains(limit) else {
-            throw APIError(.badRequest, "bad_parameter", "limit: must be 1 to \(maximumPage)")
+            throw APIError(.badRequest, .badParameter, "limit: must be 1 to \(maximumPage)")
         }
         return limit
     }
@@ -31,7 +31,7 @@ enum QueryParameters {
     /// `after`: the id cursor of a paged listing, 0 when absent; `what` names the id in the message.
     static func after(_ request: Request, what: String) throws -> Int64 {
         guard let after = Int64(request.uri.queryParameters.get("after") ?? "0"), after >= 0 else {
-            throw APIError(.badRequest, "bad_parameter", "after: must be a \(what) id")
+            throw APIError(.badRequest, .badParameter, "after: must be a \(what) id")
         }
         return after
     }

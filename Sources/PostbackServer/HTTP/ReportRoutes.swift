@@ -35,7 +35,7 @@ enum ReportRoutes {
         do {
             query = try ReportQuery.parse(pairs, extraAllowed: extra)
         } catch {
-            throw APIError(.badRequest, "bad_parameter", error.description)
+            throw APIError(.badRequest, .badParameter, error.description)
         }
         return (query, try QueryParameters.format(request))
     }

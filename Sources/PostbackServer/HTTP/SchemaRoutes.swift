@@ -10,12 +10,7 @@ enum SchemaRoutes {
     static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
         group.put("schemas/:app") { request, context in
             let app = try appParameter(context)
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumSchemaSize)
-            } catch {
-                throw APIError(.contentTooLarge, "payload_too_large", "a schema may be at most \(maximumSchemaSize) bytes")
-            }
+            let body = try await RequestBody.collect(request, limit: maximumSchemaSize)
             switch try await store.putSchema(app: app, document: Array(buffer: body)) {
             case .invalid(let errors):
                 var answer = JSONObject()
@@ -35,7 +30,7 @@ enum SchemaRoutes {
         group.get("schemas/:app") { _, context in
             let app = try appParameter(context)
             guard let stored = try await store.schemaDocument(app: app) else {
-                throw APIError(.notFound, "schema_not_found", "no schema has been uploaded for app \(app)")
+                throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")
             }
             var headers = HTTPFields()
             headers[.init("Schema-Revision")!] = String(stored.revision)
@@ -45,7 +40,7 @@ enum SchemaRoutes {
 
     static func appParameter(_ context: AppRequestContext) throws -> String {
         guard let app = context.parameters.get("app"), !app.isEmpty, app.allSatisfy(\.isNumber) else {
-            throw APIError(.badRequest, "bad_app", "the app is the numeric App Store id, such as /v1/schemas/1108187390")
+            throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/schemas/1108187390")
         }
         return app
     }

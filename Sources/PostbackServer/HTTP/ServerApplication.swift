@@ -22,7 +22,7 @@ enum MetricsRegistry {
 struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if Task.isShuttingDownGracefully {
-            throw APIError(.serviceUnavailable, "shutting_down", "the server is shutting down; retry later")
+            throw APIError(.serviceUnavailable, .shuttingDown, "the server is shutting down; retry later")
         }
         return try await next(request, context)
     }
@@ -65,21 +65,32 @@ enum ServerApplication {
             configuration: .init(url: settings.adServicesURL, policy: settings.adServicesPolicy, concurrency: settings.adServicesConcurrency),
             logger: logger
         )
-        AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange)
+        AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
+                                 limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst),
+                                 maximumQueue: settings.adServicesMaximumQueue)
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {
                 _ = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
             } catch {
-                throw APIError(.serviceUnavailable, "storage_unavailable", "the database cannot be read")
+                throw APIError(.serviceUnavailable, .storageUnavailable, "the database cannot be read")
+            }
+            // After a failed commit, ready only if a write can succeed now (the next commit clears the flag).
+            if !writer.isHealthy, (try? await store.probeWrite()) == nil {
+                throw APIError(.serviceUnavailable, .storageFailing, "the last commit failed and writes still fail")
             }
             return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))
         }
         router.get("/metrics") { _, _ in
             JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
         }
+        let requestTimeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout * 1e9))
         return Application(
             router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout)],
+                idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
+            )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
             services: [CommitWriterService(writer: writer), tokenExchange],
             onServerRunning: onServerRunning,
