@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "countersign", targets: ["PostbackServer"]),
         .executable(name: "countersign-bench", targets: ["CountersignBench"]),
+        .executable(name: "countersign-fuzz", targets: ["CountersignFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -58,6 +59,12 @@ let package = Package(
         .executableTarget(
             name: "CountersignBench",
             dependencies: ["JWS", "Postback", "PostbackMint", "Store", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(name: "CFuzzDriver"),
+        .executableTarget(
+            name: "CountersignFuzz",
+            dependencies: ["CFuzzDriver", "JWS", "Postback", "ConversionSchema", "AdServices"],
             swiftSettings: strict
         ),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),

@@ -330,3 +330,11 @@ extension Array {
         #expect(stored == 1)
     }
 }
+
+/// Every error code the server can answer is listed in docs/openapi.yaml.
+@Suite struct ErrorCodeDocumentationTests {
+    @Test func everyErrorCodeIsDocumented() throws {
+        let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        for code in APIErrorCode.allCases { #expect(text.contains(code.rawValue), "\(code.rawValue) is not in docs/openapi.yaml") }
+    }
+}

@@ -60,12 +60,15 @@ struct AdServicesCommand: AsyncParsableCommand {
         @Option(help: "The app id the token or dictionary was sent with.") var app: String?
         @Option(help: "adservices or iad.") var source: String?
         @Flag(name: .customLong("include-test"), help: "Include Apple's developer-mode test payloads.") var includeTest = false
+        @Flag(name: .customLong("include-client-reported"), help: "Count iAd records the app reported beside Apple's AdServices records.")
+        var includeClientReported = false
         @Option(help: "table, csv, json or ndjson.") var format = "table"
 
         func run() async throws {
             guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
             var pairs = [("by", by), ("from", from), ("to", to), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
             if includeTest { pairs.append(("include_test", "true")) }
+            if includeClientReported { pairs.append(("include_client_reported", "true")) }
             let query: AttributionReportQuery
             do throws(ReportQuery.Problem) { query = try AttributionReportQuery.parse(pairs) } catch {
                 throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-"))

@@ -1,0 +1,48 @@
+import AdServices
+import ConversionSchema
+import Foundation
+import JWS
+import Postback
+
+/// The parsers anyone can reach, each as a libFuzzer target: it must return for every input without a crash, a hang
+/// or a leak, and where a property holds for every input the target checks it.
+enum FuzzTargets {
+    /// The pinned keys, so AAK bodies with Apple's kids reach the signature check.
+    static let verifier = PostbackVerifier(keyRing: (try? KeyRing.load(directory: ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "keys"))
+        ?? (try! KeyRing([])))
+
+    /// Target names and what each runs.
+    static let all: [String: @Sendable ([UInt8]) -> Void] = [
+        // The outer postback JSON, through detection, decoding and verification.
+        "postback": { bytes in _ = verifier.verify(bytes) },
+        // The compact JWS parser.
+        "jws": { bytes in _ = CompactJWS.parse(bytes) },
+        // SKAN signed-string composition: whenever it composes, the string splits back into exactly its fields.
+        "skan": { bytes in
+            guard let object = (try? JSONParser.parse(bytes, limits: .publicBody))?.object,
+                  case .success(let signed) = PostbackVerifier.skanSignedString(object) else { return }
+            let separators = String(decoding: signed, as: UTF8.self).unicodeScalars.filter { $0 == "\u{2063}" }.count
+            let expected = expectedFieldCount(object)
+            if let expected, separators != expected - 1 {
+                fatalError("a signed string with \(separators) separators for \(expected) fields: a field holds the separator")
+            }
+        },
+        // The conversion-value schema reader and its static checks.
+        "schema": { bytes in _ = SchemaReader.check(bytes) },
+        // Legacy iAd dictionaries.
+        "iad": { bytes in _ = IAdDictionary.normalise(bytes) },
+    ]
+
+    /// How many fields the declared version signs, given which optional publisher field is present.
+    static func expectedFieldCount(_ object: JSONObject) -> Int? {
+        let publisher = object["source-app-id"] != nil || object["source-domain"] != nil ? 1 : 0
+        switch object["version"]?.string ?? "1.0" {
+        case "1.0": return 4
+        case "2.0", "2.1": return 6 + publisher
+        case "2.2": return 7 + publisher
+        case "3.0": return 8 + publisher
+        case "4.0": return 9 + publisher
+        default: return nil
+        }
+    }
+}

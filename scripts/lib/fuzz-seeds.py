@@ -1,0 +1,31 @@
+"""Writes the fuzz seed corpora from the test fixtures: postbacks, JWS strings, SKAN bodies, schemas, iAd dictionaries."""
+import json
+import pathlib
+import sys
+
+root = pathlib.Path(__file__).resolve().parents[2]
+out = pathlib.Path(sys.argv[1])
+examples = json.loads((root / "Tests/PostbackTests/Fixtures/apple-examples.json").read_text())
+seeds = {name: [] for name in ("postback", "jws", "skan", "schema", "iad")}
+for vector in examples["vectors"]:
+    if "postback" in vector:
+        body = json.dumps(vector["postback"]).encode()
+        seeds["postback"].append(body)
+        if "jws-string" in vector["postback"]:
+            seeds["jws"].append(vector["postback"]["jws-string"].encode())
+        else:
+            seeds["skan"].append(body)
+    if "raw" in vector:
+        seeds["jws"].append(vector["raw"].encode())
+seeds["postback"].append((root / "Tests/PostbackTests/Fixtures/aak-dev1.json").read_bytes())
+for schema in sorted((root / "examples/schemas").glob("*.json")):
+    seeds["schema"].append(schema.read_bytes())
+seeds["iad"].append(json.dumps({"Version3.1": {
+    "iad-attribution": "true", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name",
+    "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095",
+    "iad-country-or-region": "US", "iad-keyword": "keyword", "iad-keyword-id": "87675432", "iad-keyword-matchtype": "Broad"}}).encode())
+for name, items in seeds.items():
+    directory = out / name
+    directory.mkdir(parents=True, exist_ok=True)
+    for index, item in enumerate(items):
+        (directory / f"seed-{index}").write_bytes(item)
