@@ -3,6 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
+FUZZ_SECONDS ?= 10
 
 .PHONY: run test build release deps clean
 
@@ -18,10 +19,12 @@ release: deps
 run: build
 	$(SWIFT) run countersign serve --host $(HOST) --port $(PORT)
 
-# The Swift Testing summary stays the last line printed (CI reads it).
+# A short fuzz run of every parser target first (about a minute), then the Swift tests; the Swift Testing summary stays
+# the last line printed (CI reads it).
 test: deps
 	$(SWIFT) build --build-tests
+	scripts/fuzz $(FUZZ_SECONDS)
 	$(SWIFT) test --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -8,7 +8,7 @@ import JWS
 public enum IAdDictionary {
     /// Normalises a JSON object `{"Version3.1": {"iad-attribution": "true", ...}}`.
     public static func normalise(_ bytes: [UInt8]) -> Result<AttributionRecord, RecordProblem> {
-        guard let root = (try? JSONParser.parse(bytes))?.object else {
+        guard let root = (try? JSONParser.parse(bytes, limits: .publicBody))?.object else {
             return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
         }
         let versions = root.members.filter { $0.key.hasPrefix("Version") }

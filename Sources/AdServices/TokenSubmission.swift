@@ -48,7 +48,7 @@ public struct TokenSubmission: Sendable, Equatable {
     }
 
     static func parseJSON(_ bytes: [UInt8]) -> Result<TokenSubmission, RecordProblem> {
-        guard let object = (try? JSONParser.parse(bytes))?.object else {
+        guard let object = (try? JSONParser.parse(bytes, limits: .publicBody))?.object else {
             return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
         }
         let known: Set<String> = ["token", "app", "install-id", "token-created-at"]

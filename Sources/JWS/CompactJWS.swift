@@ -83,7 +83,7 @@ public struct CompactJWS: Sendable {
               let payload = Base64.decode(buffer: payloadPart, alphabet: .url),
               let signature = Base64.decode(buffer: signaturePart, alphabet: .url)
         else { return .failure(.badBase64URL) }
-        guard let headerValue = try? JSONParser.parse(headerBytes), let object = headerValue.object else {
+        guard let headerValue = try? JSONParser.parse(headerBytes, limits: .publicBody), let object = headerValue.object else {
             return .failure(.malformedHeader)
         }
         guard let algorithm = object["alg"]?.string else { return .failure(.malformedHeader) }
