@@ -110,8 +110,45 @@ enum StoreSchema {
         migrator.registerMigration("v3-analyst-views") { db in
             // Views for analysts (docs/sql.md): stable names over the storage tables. Values Apple does not sign
             // carry `_unsigned` in their names so no query mistakes them for signed ones.
-            try db.execute(sql: Self.conversionsView)
-            try db.execute(sql: Self.eventsAndDailyViews)
+            try db.execute(sql: """
+                CREATE VIEW conversions AS
+                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
+                       p.outcome, p.environment, p.key_id, p.countable,
+                       p.ad_network_id, p.advertised_item_id AS app, p.dedup_key, p.postback_identifier,
+                       p.source_digits AS source_identifier, p.digit_count,
+                       substr(p.source_digits, 1, 2) AS campaign,
+                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                       p.source_json AS source_levels,
+                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                       p.tier_min, p.tier_max,
+                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                       p.decode_status, p.schema_revision, p.schema_version,
+                       p.revenue_min, p.revenue_max, (p.revenue_min + p.revenue_max) / 2.0 AS revenue_mid, p.currency,
+                       p.duplicates, p.replays
+                FROM postbacks p
+                WHERE p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversion_events AS
+                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
+                       c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                       c.conversion_class, c.conversion_window, c.did_win,
+                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                       e.revenue_min, e.revenue_max, (e.revenue_min + e.revenue_max) / 2.0 AS revenue_mid, e.currency, e.properties
+                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+                CREATE VIEW conversions_daily AS
+                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window,
+                       count(*) AS postbacks,
+                       sum(countable) AS counted,
+                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
+                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                       sum(duplicates) AS duplicates, sum(replays) AS replays,
+                       sum(CASE WHEN countable THEN revenue_min END) AS revenue_min,
+                       sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
+                FROM conversions
+                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
+                """)
         }
         migrator.registerMigration("v4-event-count") { db in
             // Reports sum events per postback; keeping the count on the row avoids a lookup per postback.
@@ -122,8 +159,45 @@ enum StoreSchema {
                 DROP VIEW conversion_events;
                 DROP VIEW conversions;
                 """)
-            try db.execute(sql: Self.conversionsView.replacingOccurrences(of: "p.duplicates, p.replays", with: "p.event_count, p.duplicates, p.replays"))
-            try db.execute(sql: Self.eventsAndDailyViews)
+            try db.execute(sql: """
+                CREATE VIEW conversions AS
+                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
+                       p.outcome, p.environment, p.key_id, p.countable,
+                       p.ad_network_id, p.advertised_item_id AS app, p.dedup_key, p.postback_identifier,
+                       p.source_digits AS source_identifier, p.digit_count,
+                       substr(p.source_digits, 1, 2) AS campaign,
+                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                       p.source_json AS source_levels,
+                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                       p.tier_min, p.tier_max,
+                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                       p.decode_status, p.schema_revision, p.schema_version,
+                       p.revenue_min, p.revenue_max, (p.revenue_min + p.revenue_max) / 2.0 AS revenue_mid, p.currency,
+                       p.event_count, p.duplicates, p.replays
+                FROM postbacks p
+                WHERE p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversion_events AS
+                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
+                       c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                       c.conversion_class, c.conversion_window, c.did_win,
+                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                       e.revenue_min, e.revenue_max, (e.revenue_min + e.revenue_max) / 2.0 AS revenue_mid, e.currency, e.properties
+                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+                CREATE VIEW conversions_daily AS
+                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window,
+                       count(*) AS postbacks,
+                       sum(countable) AS counted,
+                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
+                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                       sum(duplicates) AS duplicates, sum(replays) AS replays,
+                       sum(CASE WHEN countable THEN revenue_min END) AS revenue_min,
+                       sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
+                FROM conversions
+                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
+                """)
         }
         migrator.registerMigration("v5-conversion-rollup") { db in
             // A rollup of `conversions` by day and every rollup dimension, kept exact by triggers on `postbacks`, so
@@ -254,19 +328,19 @@ enum StoreSchema {
                 DROP TRIGGER conversion_rollup_delete;
                 CREATE TRIGGER conversion_rollup_update AFTER UPDATE ON postbacks WHEN OLD.id <= (SELECT folded_through FROM rollup_state)
                 BEGIN
-                    \(Rollup.add(row: "OLD", negated: true));
-                    \(Rollup.add(row: "NEW", negated: false));
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays) SELECT substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, -(1), -(OLD.event_count), -(coalesce(OLD.revenue_min, 0)), -(coalesce(OLD.revenue_max, 0)), -((OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL)), -(OLD.duplicates), -(OLD.replays) WHERE OLD.outcome IN ('verified', 'unverifiable') ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays) SELECT substr(NEW.received_at, 1, 10), NEW.advertised_item_id, NEW.ad_network_id, NEW.protocol, NEW.outcome, coalesce(NEW.environment, ''), NEW.countable, coalesce(NEW.source_digits, ''), coalesce(NEW.digit_count, -1), NEW.conversion_type, coalesce(NEW.conversion_class, ''), NEW.conversion_window, NEW.did_win, coalesce(NEW.interaction, ''), coalesce(NEW.country_code, ''), NEW.tier_min, 1, NEW.event_count, coalesce(NEW.revenue_min, 0), coalesce(NEW.revenue_max, 0), (NEW.conversion_value IS NULL AND NEW.coarse_value IS NULL), NEW.duplicates, NEW.replays WHERE NEW.outcome IN ('verified', 'unverifiable') ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
                 END;
                 CREATE TRIGGER conversion_rollup_delete AFTER DELETE ON postbacks
                 BEGIN
-                    \(Rollup.add(row: "OLD", negated: true, alsoWhen: "OLD.id <= (SELECT folded_through FROM rollup_state)"));
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays) SELECT substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, -(1), -(OLD.event_count), -(coalesce(OLD.revenue_min, 0)), -(coalesce(OLD.revenue_max, 0)), -((OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL)), -(OLD.duplicates), -(OLD.replays) WHERE OLD.outcome IN ('verified', 'unverifiable') AND OLD.id <= (SELECT folded_through FROM rollup_state) ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min = revenue_min + excluded.revenue_min, revenue_max = revenue_max + excluded.revenue_max, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
                     UPDATE rollup_state SET folded_through = min(folded_through, coalesce((SELECT max(id) FROM postbacks), 0));
                 END;
                 CREATE VIEW conversion_rollup_live AS
-                SELECT \(Rollup.columns.joined(separator: ", ")) FROM conversion_rollup
+                SELECT day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, postbacks, events, revenue_min, revenue_max, without_value, duplicates, replays FROM conversion_rollup
                 UNION ALL
-                SELECT \(Rollup.values(row: "p").joined(separator: ", ")) FROM postbacks p
-                WHERE p.id > (SELECT folded_through FROM rollup_state) AND \(Rollup.counted("p"));
+                SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, 1, p.event_count, coalesce(p.revenue_min, 0), coalesce(p.revenue_max, 0), (p.conversion_value IS NULL AND p.coarse_value IS NULL), p.duplicates, p.replays FROM postbacks p
+                WHERE p.id > (SELECT folded_through FROM rollup_state) AND p.outcome IN ('verified', 'unverifiable');
                 """)
         }
         migrator.registerMigration("v9-unverified-copies") { db in
@@ -338,97 +412,4 @@ enum StoreSchema {
         }
         return migrator
     }
-
-    /// The `conversions` view as migration v3 made it (v4 adds `event_count`).
-    static let conversionsView = """
-                CREATE VIEW conversions AS
-                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, p.protocol, p.version,
-                       p.outcome, p.environment, p.key_id, p.countable,
-                       p.ad_network_id, p.advertised_item_id AS app, p.dedup_key, p.postback_identifier,
-                       p.source_digits AS source_identifier, p.digit_count,
-                       substr(p.source_digits, 1, 2) AS campaign,
-                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
-                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
-                       p.source_json AS source_levels,
-                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
-                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
-                       p.tier_min, p.tier_max,
-                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
-                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
-                       p.decode_status, p.schema_revision, p.schema_version,
-                       p.revenue_min, p.revenue_max, (p.revenue_min + p.revenue_max) / 2.0 AS revenue_mid, p.currency,
-                       p.duplicates, p.replays
-                FROM postbacks p
-                WHERE p.outcome IN ('verified', 'unverifiable');
-                """
-
-    /// The views built on `conversions`.
-    static let eventsAndDailyViews = """
-                CREATE VIEW conversion_events AS
-                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.protocol, c.environment, c.countable,
-                       c.ad_network_id, c.app, c.source_identifier, c.campaign, c.ad_group, c.creative,
-                       c.conversion_class, c.conversion_window, c.did_win,
-                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
-                       e.revenue_min, e.revenue_max, (e.revenue_min + e.revenue_max) / 2.0 AS revenue_mid, e.currency, e.properties
-                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
-                CREATE VIEW conversions_daily AS
-                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window,
-                       count(*) AS postbacks,
-                       sum(countable) AS counted,
-                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
-                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
-                       sum(duplicates) AS duplicates, sum(replays) AS replays,
-                       sum(CASE WHEN countable THEN revenue_min END) AS revenue_min,
-                       sum(CASE WHEN countable THEN revenue_max END) AS revenue_max
-                FROM conversions
-                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window;
-                """
-}
-
-/// The SQL that keeps `conversion_rollup`: its columns, one postback's contribution, and the batch fold.
-enum Rollup {
-    /// The key: NULL dimensions are stored as '' or -1 so the unique key treats them as equal.
-    static let key = [
-        "day", "app", "ad_network_id", "protocol", "outcome", "environment", "countable", "source_digits", "digit_count",
-        "conversion_type", "conversion_class", "conversion_window", "did_win", "interaction", "country", "tier_min",
-    ]
-    /// The sums kept per key.
-    static let sums = ["postbacks", "events", "revenue_min", "revenue_max", "without_value", "duplicates", "replays"]
-    static let columns = key + sums
-
-    /// Postbacks the rollup counts.
-    static func counted(_ row: String) -> String { "\(row).outcome IN ('verified', 'unverifiable')" }
-
-    /// One postback's key and sums, reading the postbacks row `row` (an alias, or NEW / OLD in a trigger).
-    static func values(row p: String) -> [String] {
-        [
-            "substr(\(p).received_at, 1, 10)", "\(p).advertised_item_id", "\(p).ad_network_id", "\(p).protocol", "\(p).outcome",
-            "coalesce(\(p).environment, '')", "\(p).countable", "coalesce(\(p).source_digits, '')", "coalesce(\(p).digit_count, -1)",
-            "\(p).conversion_type", "coalesce(\(p).conversion_class, '')", "\(p).conversion_window", "\(p).did_win",
-            "coalesce(\(p).interaction, '')", "coalesce(\(p).country_code, '')", "\(p).tier_min",
-            "1", "\(p).event_count", "coalesce(\(p).revenue_min, 0)", "coalesce(\(p).revenue_max, 0)",
-            "(\(p).conversion_value IS NULL AND \(p).coarse_value IS NULL)", "\(p).duplicates", "\(p).replays",
-        ]
-    }
-
-    static let upsert = "ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET "
-        + sums.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
-
-    /// Adds (or with `negated`, subtracts) trigger row `row` to the rollup when it is counted (and `alsoWhen` holds).
-    static func add(row: String, negated: Bool, alsoWhen: String? = nil) -> String {
-        let contribution = values(row: row)
-        let selected = contribution.prefix(key.count) + contribution.dropFirst(key.count).map { negated ? "-(\($0))" : $0 }
-        let condition = [counted(row)] + (alsoWhen.map { [$0] } ?? [])
-        return "INSERT INTO conversion_rollup (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
-            + "WHERE \(condition.joined(separator: " AND ")) \(upsert)"
-    }
-
-    /// Folds the counted postbacks with ids in (?, ?] into the rollup, one upsert per key.
-    static let fold: String = {
-        let contribution = values(row: "p")
-        let selected = contribution.prefix(key.count) + contribution.dropFirst(key.count).map { "sum(\($0))" }
-        return "INSERT INTO conversion_rollup (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
-            + "FROM postbacks p WHERE p.id > ? AND p.id <= ? AND \(counted("p")) "
-            + "GROUP BY \((1...key.count).map(String.init).joined(separator: ", ")) \(upsert)"
-    }()
 }
