@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import Postback
+import ServiceLifecycle
 import Synchronization
 
 /// Gathers intakes from concurrent requests and commits them together.
@@ -14,7 +15,11 @@ import Synchronization
 ///
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
 /// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle.
-public final class GroupCommitWriter: @unchecked Sendable {
+///
+/// A swift-service-lifecycle `Service`: ``run()`` starts the commit thread and, on graceful shutdown (or cancellation),
+/// commits what is pending, folds the rollup and ends the thread before it returns. A service group shuts services
+/// down in reverse order, so listed before the HTTP server it stops after the server has drained its requests.
+public final class GroupCommitWriter: Service, @unchecked Sendable {
     private let store: PostbackStore
     // Guarded by `condition`.
     private var pending: [(intake: Intake, continuation: CheckedContinuation<Disposition, any Error>)] = []
@@ -35,13 +40,25 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// latency rose by 3 and 13 ms (docs/performance.md).
     static let foldEvery = 128
 
-    /// Creates a writer over `store` and starts its commit thread; call ``stop()`` when done.
+    /// Creates a writer over `store`; nothing runs until ``run()``.
     public init(store: PostbackStore) {
         self.store = store
-        let thread = Thread { [self] in self.run() }
+    }
+
+    /// Runs the commit thread until graceful shutdown or cancellation, then commits what is pending and returns once
+    /// the thread has ended. Submissions made before it starts wait for the first commit.
+    public func run() async throws {
+        let thread = Thread { [self] in self.commitLoop() }
         thread.name = "countersign-commit"
         thread.qualityOfService = .userInteractive
         thread.start()
+        try? await gracefulShutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread { [self] in
+                self.stop()
+                continuation.resume()
+            }.start()
+        }
     }
 
     /// False from a failed commit until the next one succeeds: readiness reflects whether writes work.
@@ -77,7 +94,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Commits what is pending, folds the rollup, ends the commit thread, and returns when it has ended.
-    public func stop() {
+    private func stop() {
         condition.lock()
         stopping = true
         condition.signal()
@@ -87,7 +104,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         finished.unlock()
     }
 
-    private func run() {
+    private func commitLoop() {
         fold()
         var storedSinceFold = 0
         while true {

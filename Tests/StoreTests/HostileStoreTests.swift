@@ -79,15 +79,16 @@ import PostbackMint
     @Test func theWriterReportsItsHealth() async throws {
         let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
         let writer = GroupCommitWriter(store: store)
-        defer { writer.stop() }
-        #expect(writer.isHealthy)
-        try await store.pool.write { db in
-            try db.execute(sql: "CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        try await withRunningWriter(writer) {
+            #expect(writer.isHealthy)
+            try await store.pool.write { db in
+                try db.execute(sql: "CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+            }
+            await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("J"))) }
+            #expect(!writer.isHealthy)
+            try await store.pool.write { db in try db.execute(sql: "DROP TRIGGER fail") }
+            #expect(try await writer.submit(intake(try aak("J"))) == .stored)
+            #expect(writer.isHealthy)
         }
-        await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("J"))) }
-        #expect(!writer.isHealthy)
-        try await store.pool.write { db in try db.execute(sql: "DROP TRIGGER fail") }
-        #expect(try await writer.submit(intake(try aak("J"))) == .stored)
-        #expect(writer.isHealthy)
     }
 }

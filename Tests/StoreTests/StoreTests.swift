@@ -6,6 +6,17 @@ import Postback
 import PostbackMint
 @testable import Store
 
+/// Runs `writer` as its service group would while `body` submits to it, then shuts it down (commit, fold, end of
+/// the thread) before returning.
+func withRunningWriter<T: Sendable>(_ writer: GroupCommitWriter, _ body: () async throws -> T) async throws -> T {
+    let running = Task { try await writer.run() }
+    let result: Result<T, any Error>
+    do { result = .success(try await body()) } catch { result = .failure(error) }
+    running.cancel()
+    try await running.value
+    return try result.get()
+}
+
 /// A fresh SQLite file in a temporary directory.
 func temporaryDatabasePath() -> String {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)")
@@ -75,20 +86,21 @@ func temporaryDatabasePath() -> String {
     @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
         let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
         let writer = GroupCommitWriter(store: store)
-        defer { writer.stop() }
         let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
-        let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
-            for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
-            var all: [Disposition] = []
-            for try await disposition in group { all.append(disposition) }
-            return all
+        // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
+        let dispositions = try await withRunningWriter(writer) {
+            let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
+                for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
+                var all: [Disposition] = []
+                for try await disposition in group { all.append(disposition) }
+                return all
+            }
+            let stored = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+            #expect(stored == 150)
+            return dispositions
         }
         #expect(dispositions.filter { $0 == .stored }.count == 150)
         #expect(dispositions.filter { $0 == .duplicate }.count == 50)
-        let stored = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
-        #expect(stored == 150)
-        // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
-        writer.stop()
         let (folded, last, rolledUp) = try await store.pool.read { db in
             (try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state")!, try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks")!,
              try Int.fetchOne(db, sql: "SELECT sum(postbacks) FROM conversion_rollup")!)
@@ -101,16 +113,17 @@ func temporaryDatabasePath() -> String {
         let path = temporaryDatabasePath()
         let store = try PostbackStore(settings: StoreSettings(path: path, busyTimeout: 0.1))
         let writer = GroupCommitWriter(store: store)
-        defer { writer.stop() }
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
         // The writer folds the report rollup when it starts, so the other connection may have to wait its turn.
         holdsLock.busyMode = .timeout(5)
         let other = try DatabaseQueue(path: path, configuration: holdsLock)
-        try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
-        await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("L"))) }
-        try await other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
-        #expect(try await writer.submit(intake(try aak("L"))) == .stored)
+        try await withRunningWriter(writer) {
+            try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+            await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("L"))) }
+            try await other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+            #expect(try await writer.submit(intake(try aak("L"))) == .stored)
+        }
     }
 
     @Test func timestampsSortAndParse() throws {

@@ -92,7 +92,7 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [CommitWriterService(writer: writer), tokenExchange],
+            services: [writer, tokenExchange],
             onServerRunning: onServerRunning,
             logger: logger
         )
