@@ -35,7 +35,7 @@ if arguments[1] == "bulk" {
     // postbacks would take hours; reports read only these columns, so the bodies are left out (receipt_id 0).
     let path = arguments[2]
     let rows = Int(arguments[3]) ?? 10_000_000
-    let store = try PostbackStore(settings: StoreSettings(path: path))
+    let store = try StoreDatabase(settings: StoreSettings(path: path))
     let chunk = 1_000_000
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: rows, by: chunk) {
@@ -61,7 +61,7 @@ if arguments[1] == "bulk" {
                 FROM n
                 """, arguments: [start, end, rows])
         }
-        try store.pool.write { db in _ = try PostbackStore.foldRollup(db) }
+        try store.rollup.fold()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         FileHandle.standardError.write(Data(String(format: "bulk: %d rows in %.1f s\n", end, seconds).utf8))
     }
@@ -99,10 +99,10 @@ if arguments[1] == "store" {
         let decision = TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result)
         intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: postback.body, result: result, decision: decision))
     }
-    let store = try PostbackStore(settings: StoreSettings(path: path))
+    let store = try StoreDatabase(settings: StoreSettings(path: path))
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: intakes.count, by: batchSize) {
-        _ = try await store.persist(Array(intakes[start..<min(start + batchSize, intakes.count)]))
+        _ = try store.ledger.persist(Array(intakes[start..<min(start + batchSize, intakes.count)]))
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     print(String(format: "postbacks=%d batch=%d store_us_per_postback=%.1f", count, batchSize, seconds * 1e6 / Double(count)))

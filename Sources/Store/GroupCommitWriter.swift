@@ -11,7 +11,7 @@ import Synchronization
 /// error that made it fail, so nothing is acknowledged before it is durable.
 ///
 /// Every ``foldEvery`` stored postbacks, and when it starts and stops, the thread also folds new rows into the report
-/// rollup (``PostbackStore/foldRollup(_:limit:)``).
+/// rollup (``ReportRollup/fold(limit:)``).
 ///
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
 /// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle.
@@ -20,7 +20,7 @@ import Synchronization
 /// commits what is pending, folds the rollup and ends the thread before it returns. A service group shuts services
 /// down in reverse order, so listed before the HTTP server it stops after the server has drained its requests.
 public final class GroupCommitWriter: Service, @unchecked Sendable {
-    private let store: PostbackStore
+    private let database: StoreDatabase
     // Guarded by `condition`.
     private var pending: [(intake: Intake, continuation: CheckedContinuation<Disposition, any Error>)] = []
     private var stopping = false
@@ -40,9 +40,9 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// latency rose by 3 and 13 ms (docs/performance.md).
     static let foldEvery = 128
 
-    /// Creates a writer over `store`; nothing runs until ``run()``.
-    public init(store: PostbackStore) {
-        self.store = store
+    /// Creates a writer over `database`; nothing runs until ``run()``.
+    public init(database: StoreDatabase) {
+        self.database = database
     }
 
     /// Runs the commit thread until graceful shutdown or cancellation, then commits what is pending and returns once
@@ -86,7 +86,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     private func fold() {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
-            try store.foldRollupNow()
+            try database.rollup.fold()
             foldTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         } catch {
             foldFailures.increment()
@@ -124,7 +124,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
             condition.unlock()
             batchSize.record(batch.count)
             let started = DispatchTime.now().uptimeNanoseconds
-            let outcome = Result { try store.persistNow(batch.map(\.intake)) }
+            let outcome = Result { try database.ledger.persist(batch.map(\.intake)) }
             commitTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
             switch outcome {
             case .success(let dispositions):

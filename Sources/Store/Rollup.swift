@@ -39,28 +39,23 @@ enum Rollup {
     }()
 }
 
-extension PostbackStore {
-    /// Folds postbacks not yet in `conversion_rollup` into it, at most `limit` ids' worth, oldest first, in `db`'s
-    /// transaction. Returns how far it got (0 when there was nothing to fold). Reports are exact either way, because
-    /// `conversion_rollup_live` adds the rows not yet folded; folding keeps that tail short.
-    @discardableResult
-    public static func foldRollup(_ db: Database, limit: Int64 = .max) throws -> Int64 {
-        let folded = try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state") ?? 0
-        guard let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks"), last > folded else { return 0 }
-        let through = limit >= last - folded ? last : folded + limit
-        try db.cachedStatement(sql: Rollup.fold).execute(arguments: [folded, through])
-        try db.cachedStatement(sql: "UPDATE rollup_state SET folded_through = ?").execute(arguments: [through])
-        return through - folded
-    }
+/// The report rollup: new postbacks folded in batches (reports read `conversion_rollup_live`, which adds the rows not
+/// yet folded, so they are exact either way).
+public struct ReportRollup: Sendable {
+    let pool: DatabasePool
 
-    /// Folds every postback not yet in the rollup, in one transaction.
+    /// Folds postbacks not yet in `conversion_rollup` into it, at most `limit` ids' worth, oldest first, in one
+    /// transaction; returns how many ids it got through (0 when there was nothing to fold). It blocks the calling
+    /// thread: the commit thread and tools call it.
     @discardableResult
-    public func foldRollup() async throws -> Int64 {
-        try await pool.write { db in try Self.foldRollup(db) }
-    }
-
-    /// ``foldRollup()`` blocking the calling thread (the group-commit thread).
-    func foldRollupNow() throws {
-        try pool.write { db in _ = try Self.foldRollup(db) }
+    public func fold(limit: Int64 = .max) throws -> Int64 {
+        try pool.write { db in
+            let folded = try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state") ?? 0
+            guard let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks"), last > folded else { return 0 }
+            let through = limit >= last - folded ? last : folded + limit
+            try db.cachedStatement(sql: Rollup.fold).execute(arguments: [folded, through])
+            try db.cachedStatement(sql: "UPDATE rollup_state SET folded_through = ?").execute(arguments: [through])
+            return through - folded
+        }
     }
 }

@@ -316,7 +316,7 @@ enum StoreSchema {
         }
         migrator.registerMigration("v8-rollup-folding") { db in
             // The per-row INSERT trigger cost about 40 µs of every stored postback. New rows are now folded into the
-            // rollup in batches (`PostbackStore.foldRollup`); `conversion_rollup_live` adds the rows not yet folded, so
+            // rollup in batches (`ReportRollup.fold`); `conversion_rollup_live` adds the rows not yet folded, so
             // it is always exact. Updates and deletions of folded rows still adjust the rollup by trigger; rows not yet
             // folded are read as they are when their turn comes. The delete trigger keeps `folded_through` at or below
             // the largest id, because SQLite gives a new row the largest id plus one, which must count as unfolded.

@@ -161,10 +161,10 @@ import Store
             }
         }
         // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
-        let store = try PostbackStore(settings: StoreSettings(path: database))
-        _ = try await store.enqueueToken(TokenSubmission(token: tokens[4]), maximumOpen: 100)
-        _ = try await store.enqueueToken(TokenSubmission(token: tokens[5]), maximumOpen: 100)
-        let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 1, lease: 1)
+        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[4]), maximumOpen: 100)
+        _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[5]), maximumOpen: 100)
+        let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 1, lease: 1)
         #expect(claimed.count == 1)
         let states = try unreachable.query { db in try String.fetchAll(db, sql: "SELECT state FROM adservices_jobs ORDER BY id") }
         #expect(states == ["retrying", "retrying", "retrying", "retrying", "pending", "pending"])
@@ -202,7 +202,7 @@ import Store
         let standIn = AppleAPIStandIn(["good": [.ok(Self.detailed)], "bad": [.status(400)]])
         try await standIn.serve { url in
             let server = Self.server(apiURL: url)
-            let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "ops").key
+            let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "ops").key
             try await server.run { client in
                 for token in ["good", "bad"] { _ = try await Self.submit(client, token) }
                 try await Self.waitForJobs(server)
@@ -236,7 +236,7 @@ import Store
 @Suite struct AppleAdsReportTests {
     @Test func reportGroupsByCampaignAndCountryAndLeavesTestPayloadsOut() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try PostbackStore(settings: StoreSettings(path: database))
+        let store = try StoreDatabase(settings: StoreSettings(path: database))
         let bodies = [
             AdServicesExchangeTests.detailed, AdServicesExchangeTests.detailed, AdServicesExchangeTests.standard,
             AdServicesExchangeTests.notAttributed,
@@ -245,12 +245,12 @@ import Store
         // Each record arrives the way AdServices records do: a token job whose exchange Apple answered.
         for (index, body) in bodies.enumerated() {
             let record = try AttributionRecord.decode(adServicesResponse: Array(body.utf8)).get()
-            _ = try await store.enqueueToken(TokenSubmission(token: "dG9rZW4\(index)", app: "1108187390"), maximumOpen: 100)
-            let job = try #require(try await store.claimDueTokenJobs(now: Date(), limit: 1, lease: 60).first)
-            #expect(try await store.finishTokenAttempt(job, answer: "200", notFound: false, serverFailure: false, update: .store(record, body: Array(body.utf8))))
+            _ = try await store.tokenJobs.enqueue(TokenSubmission(token: "dG9rZW4\(index)", app: "1108187390"), maximumOpen: 100)
+            let job = try #require(try await store.tokenJobs.claimDue(now: Date(), limit: 1, lease: 60).first)
+            #expect(try await store.tokenJobs.finishAttempt(job, answer: "200", notFound: false, serverFailure: false, update: .store(record, body: Array(body.utf8))))
         }
         let query = try AttributionReportQuery.parse([("by", "campaign,country")])
-        let table = try await store.attributionReport(query)
+        let table = try await store.attributions.report(query)
         #expect(table.columns == ["campaign_id", "campaign_name", "country_or_region"] + AttributionReportQuery.metrics)
         let rows = table.rows.map { Dictionary(uniqueKeysWithValues: zip(table.columns, $0)) }
         #expect(rows.count == 3)
@@ -265,7 +265,7 @@ import Store
         #expect(standardRow["redownloads"] == .number("1"))
         let unattributed = try #require(rows.first { $0["campaign_id"] == .null })
         #expect(unattributed["not_attributed"] == .number("1"))
-        let withTest = try await store.attributionReport(try AttributionReportQuery.parse([("by", "campaign"), ("include_test", "true")]))
+        let withTest = try await store.attributions.report(try AttributionReportQuery.parse([("by", "campaign"), ("include_test", "true")]))
         #expect(withTest.rows.count == 4)
         #expect(throws: ReportQuery.Problem.self) { try AttributionReportQuery.parse([("by", "campaign;DROP")]) }
 
@@ -280,14 +280,14 @@ import Store
 
     @Test func statusCountsAndListsOpenAndFailedJobs() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try PostbackStore(settings: StoreSettings(path: database))
-        for token in ["one", "two", "three"] { _ = try await store.enqueueToken(TokenSubmission(token: token, app: "1108187390"), maximumOpen: 100) }
-        let claimed = try await store.claimDueTokenJobs(now: Date(), limit: 2, lease: 10)
+        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        for token in ["one", "two", "three"] { _ = try await store.tokenJobs.enqueue(TokenSubmission(token: token, app: "1108187390"), maximumOpen: 100) }
+        let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 2, lease: 10)
         #expect(claimed.map(\.token) == ["one", "two"])
-        #expect(try await store.claimDueTokenJobs(now: Date(), limit: 5, lease: 10).map(\.token) == ["three"], "a claimed job is not handed out twice")
-        #expect(try await store.finishTokenAttempt(claimed[0], answer: "400", notFound: false, serverFailure: false, update: .fail(reason: "token_invalid")))
-        #expect(try await store.finishTokenAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5)))
-        let recordedTwice = try await store.finishTokenAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5))
+        #expect(try await store.tokenJobs.claimDue(now: Date(), limit: 5, lease: 10).map(\.token) == ["three"], "a claimed job is not handed out twice")
+        #expect(try await store.tokenJobs.finishAttempt(claimed[0], answer: "400", notFound: false, serverFailure: false, update: .fail(reason: "token_invalid")))
+        #expect(try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5)))
+        let recordedTwice = try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5))
         #expect(!recordedTwice, "a finished claim cannot be recorded twice")
         let table = try countersign(["adservices", "status", "--database", database])
         #expect(table.status == 0)

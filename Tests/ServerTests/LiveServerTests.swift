@@ -216,7 +216,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
                        "environment": "production", "tier": "2", "protocol": "aak", "include_uncounted": "true", "format": "json"]
         #expect(Set(documented) == Set(samples.keys), "document: \(documented.sorted())")
         let server = LiveServer()
-        let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "doc").key
+        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "doc").key
         try await server.run { client in
             for name in documented {
                 let response = try await client.execute(uri: "/v1/reports?\(name)=\(samples[name] ?? "")", method: .get, headers: [.authorization: "Bearer \(key)"])

@@ -12,7 +12,7 @@ import Store
 @Suite struct ReportServerTests {
     @Test func reportsInEveryFormatAgreeWithTheCLI() async throws {
         let server = LiveServer()
-        let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "analyst").key
+        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "analyst").key
         let auth: HTTPFields = [.authorization: "Bearer \(key)"]
         var simulation = Simulation(seed: 5, key: LiveServer.networkKey, keyID: "network/0")
         let bodies = try (0..<150).map { _ in try simulation.next().body }
@@ -70,7 +70,7 @@ import Store
 @Suite struct ConversionExportTests {
     @Test func csvAndJSONPagesAgree() async throws {
         let server = LiveServer()
-        let key = try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "export").key
+        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "export").key
         var simulation = Simulation(seed: 8, key: LiveServer.networkKey, keyID: "network/0")
         let bodies = try (0..<60).map { _ in try simulation.next().body }
         try await server.run { client in

@@ -18,7 +18,7 @@ import Store
     }
 
     func apiKey(_ server: LiveServer) async throws -> String {
-        try await PostbackStore(settings: StoreSettings(path: server.settings.database)).createAPIKey(name: "test").key
+        try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "test").key
     }
 
     func post(_ client: some TestClientProtocol, app: String, fine: Int, id: String) async throws -> TestResponse {
@@ -32,9 +32,9 @@ import Store
     @Test func authIsRequiredAndChecked() async throws {
         let server = LiveServer()
         let key = try await apiKey(server)
-        let store = try PostbackStore(settings: StoreSettings(path: server.settings.database))
-        let revoked = try await store.createAPIKey(name: "old")
-        #expect(try await store.revokeAPIKey(id: revoked.record.id))
+        let store = try StoreDatabase(settings: StoreSettings(path: server.settings.database))
+        let revoked = try await store.apiKeys.create(name: "old")
+        #expect(try await store.apiKeys.revoke(id: revoked.record.id))
         try await server.run { client in
             let cases: [(String, HTTPFields, String)] = [
                 ("/v1/schemas/\(Self.gameApp)", [:], "missing_api_key"),

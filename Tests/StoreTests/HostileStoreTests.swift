@@ -25,7 +25,7 @@ import PostbackMint
         return try Mint.aak(fields, key: key, keyID: keyID)
     }
 
-    func row(_ store: PostbackStore, _ label: String) async throws -> Row {
+    func row(_ store: StoreDatabase, _ label: String) async throws -> Row {
         try await store.pool.read { db in
             try #require(try Row.fetchOne(db, sql: "SELECT outcome, countable, duplicates, replays, unverified_copies FROM postbacks WHERE dedup_key = ?",
                                           arguments: ["aak:" + Mint.uuid(label)]))
@@ -33,31 +33,31 @@ import PostbackMint
     }
 
     @Test func aForgeryMarkedInvalidByReverifyDoesNotBlockTheGenuinePostback() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         let later = try ECPrivateKey.generate()
         // A forgery under a kid nobody knows yet arrives first and is kept as unverifiable.
-        #expect(try await store.persist([intake(try aak("F", keyID: "later/0", key: Self.stranger))]) == [.stored])
+        #expect(try store.ledger.persist([intake(try aak("F", keyID: "later/0", key: Self.stranger))]) == [.stored])
         let withLater = PostbackVerifier(keyRing: try verifier.keyRing.adding([
             KeyEntry(keyID: "later/0", key: later.publicKey, environment: .production, usages: [.aak], origin: "test"),
         ]))
-        let summary = try await store.reverify { _, body in
+        let summary = try await store.ledger.reverify { _, body in
             let result = withLater.verify(body)
             return (result, TrustPolicy().decide(result))
         }
         #expect(summary.nowInvalid == 1)
         // The genuine postback, signed with the key that has now arrived, still counts.
-        #expect(try await store.persist([intake(try aak("F", keyID: "later/0", key: later), with: withLater)]) == [.stored])
+        #expect(try store.ledger.persist([intake(try aak("F", keyID: "later/0", key: later), with: withLater)]) == [.stored])
         let stored = try await row(store, "F")
         #expect(stored["outcome"] as String == "verified")
         #expect(stored["countable"] as Bool == true)
     }
 
     @Test func unverifiableCopiesOfACountedPostbackAreCountedApart() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
-        #expect(try await store.persist([intake(try aak("G"))]) == [.stored])
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        #expect(try store.ledger.persist([intake(try aak("G"))]) == [.stored])
         let forgeries = try (0..<3).map { index in intake(try aak("G", keyID: "unknown/\(index)", key: Self.stranger) { $0.conversionValue = 63 }) }
-        #expect(try await store.persist(forgeries) == [.unverifiedCopy, .unverifiedCopy, .unverifiedCopy])
-        #expect(try await store.persist([intake(try aak("G") { $0.conversionValue = 1 })]) == [.replay])
+        #expect(try store.ledger.persist(forgeries) == [.unverifiedCopy, .unverifiedCopy, .unverifiedCopy])
+        #expect(try store.ledger.persist([intake(try aak("G") { $0.conversionValue = 1 })]) == [.replay])
         let stored = try await row(store, "G")
         #expect(stored["outcome"] as String == "verified")
         #expect(stored["replays"] as Int == 1)
@@ -67,18 +67,18 @@ import PostbackMint
     }
 
     @Test func lowercaseCountryCodesAreReachableByTheFilter() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
-        _ = try await store.persist([intake(try aak("H") { $0.countryCode = "us" }), intake(try aak("I") { $0.countryCode = "US" })])
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        _ = try store.ledger.persist([intake(try aak("H") { $0.countryCode = "us" }), intake(try aak("I") { $0.countryCode = "US" })])
         for filter in ["us", "US"] {
-            let table = try await store.report(try ReportQuery.parse([("country", filter), ("by", "country")]))
+            let table = try await store.reports.report(try ReportQuery.parse([("country", filter), ("by", "country")]))
             #expect(table.rows.count == 1)
             #expect(table.rows.first?.first == .string("US"))
         }
     }
 
     @Test func theWriterReportsItsHealth() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
-        let writer = GroupCommitWriter(store: store)
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let writer = GroupCommitWriter(database: store)
         try await withRunningWriter(writer) {
             #expect(writer.isHealthy)
             try await store.pool.write { db in

@@ -51,7 +51,7 @@ struct SentPostback {
 
 /// A database filled by `Simulation` through the real verify-and-store path, and what was sent.
 struct ReportFixture {
-    let store: PostbackStore
+    let store: StoreDatabase
     let sent: [SentPostback]
 
     /// First copies only: what reports count.
@@ -64,7 +64,7 @@ struct ReportFixture {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         var simulation = Simulation(seed: 99, key: key, keyID: "sim/0")
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         var sent: [SentPostback] = []
         var intakes: [Intake] = []
         for _ in 0..<count {
@@ -73,12 +73,12 @@ struct ReportFixture {
             let result = verifier.verify(simulated.body)
             intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result)))
         }
-        _ = try await store.persist(intakes)
+        _ = try store.ledger.persist(intakes)
         return ReportFixture(store: store, sent: sent)
     }
 
     func report(_ parameters: [(String, String)]) async throws -> [[String: JSONValue]] {
-        let table = try await store.report(try ReportQuery.parse(parameters))
+        let table = try await store.reports.report(try ReportQuery.parse(parameters))
         return table.rows.map { Dictionary(uniqueKeysWithValues: zip(table.columns, $0)) }
     }
 }
@@ -170,7 +170,7 @@ struct ReportFixture {
         var after: Int64 = 0
         var seen: [Int64] = []
         while true {
-            let page = try await fixture.store.conversions(try ReportQuery.parse([]), after: after, limit: 50)
+            let page = try await fixture.store.reports.conversions(try ReportQuery.parse([]), after: after, limit: 50)
             seen += page.rows.compactMap { $0.first?.int64 }
             guard page.rows.count == 50, let last = page.rows.last?.first?.int64 else { break }
             after = last
@@ -191,18 +191,18 @@ struct ReportFixture {
         [("from", "2026-01-01"), ("to", "2099-01-01"), ("by", "app,ad_network")],
     ]
 
-    static func expectAgreement(_ store: PostbackStore, _ moment: String) async throws {
+    static func expectAgreement(_ store: StoreDatabase, _ moment: String) async throws {
         for parameters in queries {
             let query = try ReportQuery.parse(parameters)
             #expect(query.rollupAnswers, "\(parameters)")
-            let fromRollup = try await store.report(query)
-            let fromRows = try await store.report(query, forceRows: true)
+            let fromRollup = try await store.reports.report(query)
+            let fromRows = try await store.reports.report(query, forceRows: true)
             #expect(fromRollup.columns == fromRows.columns)
             #expect(fromRollup.rows == fromRows.rows, "\(moment): \(parameters)")
         }
     }
 
-    static func tailRows(_ store: PostbackStore) throws -> Int {
+    static func tailRows(_ store: StoreDatabase) throws -> Int {
         try store.pool.read { db in
             try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM conversion_rollup_live) - (SELECT count(*) FROM conversion_rollup)")!
         }
@@ -213,20 +213,20 @@ struct ReportFixture {
         let store = fixture.store
         #expect(try Self.tailRows(store) > 0, "nothing is folded until a fold runs")
         try await Self.expectAgreement(store, "unfolded")
-        let half = try await store.pool.write { db in try PostbackStore.foldRollup(db, limit: 150) }
+        let half = try store.rollup.fold(limit: 150)
         #expect(half == 150)
         try await Self.expectAgreement(store, "half folded")
         // Updates through every path the triggers see, on folded and unfolded rows: a schema decode, a promotion and a deletion.
         let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/schemas/shop.json")
-        _ = try await store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+        _ = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
         try await store.pool.write { db in
             try db.execute(sql: "UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
             try db.execute(sql: "DELETE FROM postback_events WHERE postback_id % 11 = 0")
             try db.execute(sql: "DELETE FROM postbacks WHERE id % 11 = 0")
         }
         try await Self.expectAgreement(store, "after updates")
-        try await store.foldRollup()
+        try store.rollup.fold()
         #expect(try Self.tailRows(store) == 0, "a full fold leaves no tail")
         try await Self.expectAgreement(store, "fully folded")
         // SQLite gives a new row the largest id plus one: after the largest (folded) row is deleted, that id comes back
@@ -244,9 +244,9 @@ struct ReportFixture {
         #expect(inserted == deleted, "the new row took the deleted row's id")
         #expect(try Self.tailRows(store) == 1, "and counts as not folded")
         try await Self.expectAgreement(store, "after an id was reused")
-        try await store.foldRollup()
+        try store.rollup.fold()
         try await Self.expectAgreement(store, "folded again")
-        let revenue = try await store.report(try ReportQuery.parse([]))
+        let revenue = try await store.reports.report(try ReportQuery.parse([]))
         #expect(revenue.rows[0][7] != .number("0"), "the decode put revenue into the rollup")
     }
 

@@ -42,9 +42,9 @@ func temporaryDatabasePath() -> String {
     }
 
     @Test func firstCopyCountsRepeatsAreDuplicatesOrReplays() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         let original = try aak("A")
-        let dispositions = try await store.persist([intake(original), intake(original), intake(try aak("A", country: "GB")), intake(Array("{}".utf8))])
+        let dispositions = try store.ledger.persist([intake(original), intake(original), intake(try aak("A", country: "GB")), intake(Array("{}".utf8))])
         #expect(dispositions == [.stored, .duplicate, .replay, .rejected])
         let row = try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks")! }
         #expect(row["n"] as Int == 1)
@@ -56,23 +56,23 @@ func temporaryDatabasePath() -> String {
     }
 
     @Test func verifiedCopyReplacesAnUnverifiableForgery() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         let forged = try aak("B", keyID: "unknown/0", key: Self.stranger)
         let genuine = try aak("B")
-        #expect(try await store.persist([intake(forged)]) == [.stored])
-        #expect(try await store.persist([intake(genuine)]) == [.stored])
+        #expect(try store.ledger.persist([intake(forged)]) == [.stored])
+        #expect(try store.ledger.persist([intake(genuine)]) == [.stored])
         let outcome = try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = ?", arguments: ["aak:" + Mint.uuid("B")]) }
         #expect(outcome == "verified:1")
     }
 
     @Test func reverifyPromotesWhenTheKeyArrives() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         let later = try ECPrivateKey.generate()
-        _ = try await store.persist([intake(try aak("C", keyID: "later/0", key: later)), intake(try aak("D", keyID: "never/0", key: Self.stranger))])
+        _ = try store.ledger.persist([intake(try aak("C", keyID: "later/0", key: later)), intake(try aak("D", keyID: "never/0", key: Self.stranger))])
         let updated = PostbackVerifier(keyRing: try verifier.keyRing.adding([
             KeyEntry(keyID: "later/0", key: later.publicKey, environment: .production, usages: [.aak], origin: "test"),
         ]))
-        let summary = try await store.reverify { _, body in
+        let summary = try await store.ledger.reverify { _, body in
             let result = updated.verify(body)
             return (result, TrustPolicy().decide(result))
         }
@@ -84,8 +84,8 @@ func temporaryDatabasePath() -> String {
     }
 
     @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
-        let writer = GroupCommitWriter(store: store)
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let writer = GroupCommitWriter(database: store)
         let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
         // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
         let dispositions = try await withRunningWriter(writer) {
@@ -111,8 +111,8 @@ func temporaryDatabasePath() -> String {
 
     @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
         let path = temporaryDatabasePath()
-        let store = try PostbackStore(settings: StoreSettings(path: path, busyTimeout: 0.1))
-        let writer = GroupCommitWriter(store: store)
+        let store = try StoreDatabase(settings: StoreSettings(path: path, busyTimeout: 0.1))
+        let writer = GroupCommitWriter(database: store)
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
         // The writer folds the report rollup when it starts, so the other connection may have to wait its turn.
@@ -147,13 +147,13 @@ func temporaryDatabasePath() -> String {
             let result = verifier.verify(body)
             return Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
         }
-        let store = try PostbackStore(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
         let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/schemas/shop.json")
-        guard case .stored = try await store.putSchema(app: "10738027756", document: Array(try Data(contentsOf: shop))) else {
+        guard case .stored = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop))) else {
             Issue.record("schema not stored"); return
         }
-        _ = try await store.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
+        _ = try store.ledger.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
                                      try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())])
         let conversions = try store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
@@ -172,11 +172,11 @@ func temporaryDatabasePath() -> String {
         #expect(daily["c"] as Int == 2)
         #expect(daily["d"] as Int == 1)
         #expect(daily["u"] as Int == 1)
-        let report = try await store.report(try ReportQuery.parse([]))
+        let report = try await store.reports.report(try ReportQuery.parse([]))
         let totals = Dictionary(uniqueKeysWithValues: zip(report.columns, report.rows[0]))
         #expect(totals["events"] == .number("2"))
         #expect(totals["revenue_min"] == .number("50"))
-        let byEvent = try await store.report(try ReportQuery.parse([("by", "event")]))
+        let byEvent = try await store.reports.report(try ReportQuery.parse([("by", "event")]))
         #expect(byEvent.rows.map { $0[0] } == [.string("add_to_cart"), .string("order")])
     }
 }

@@ -30,9 +30,9 @@ struct AdServicesCommand: AsyncParsableCommand {
             guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
             guard limit > 0 else { throw CLIFailure.usage("--limit must be positive") }
             let store = try database.open()
-            let counts = try await store.tokenJobCounts()
+            let counts = try await store.tokenJobs.counts()
             let states: [TokenJobState] = all ? TokenJobState.allCases : [.pending, .retrying, .failed]
-            let jobs = try await store.tokenJobs(states: states, limit: limit)
+            let jobs = try await store.tokenJobs.list(states: states, limit: limit)
             switch output {
             case .json:
                 print(output.render(jobs, extra: [TokenJobState.countsMember(counts)]), terminator: "")
@@ -73,7 +73,7 @@ struct AdServicesCommand: AsyncParsableCommand {
             do throws(ReportQuery.Problem) { query = try AttributionReportQuery.parse(pairs) } catch {
                 throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-"))
             }
-            print(output.render(try await database.open().attributionReport(query)), terminator: "")
+            print(output.render(try await database.open().attributions.report(query)), terminator: "")
         }
     }
 }

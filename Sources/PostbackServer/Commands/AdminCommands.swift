@@ -10,10 +10,10 @@ struct DatabaseOption: ParsableArguments {
     var database: String?
 
     /// Opens the store, which must exist unless `create` is set.
-    func open(create: Bool = false) throws -> PostbackStore {
+    func open(create: Bool = false) throws -> StoreDatabase {
         let path = database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "data/countersign.sqlite"
         guard create || FileManager.default.fileExists(atPath: path) else { throw CLIFailure.usage("no database at \(path)") }
-        do { return try PostbackStore(settings: StoreSettings(path: path)) } catch { throw CLIFailure.usage("cannot open \(path): \(error)") }
+        do { return try StoreDatabase(settings: StoreSettings(path: path)) } catch { throw CLIFailure.usage("cannot open \(path): \(error)") }
     }
 }
 
@@ -31,7 +31,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            let (record, key) = try await database.open(create: true).createAPIKey(name: name)
+            let (record, key) = try await database.open(create: true).apiKeys.create(name: name)
             print(JSONValue.object(JSONObject([
                 JSONMember(key: "id", value: .number(String(record.id))),
                 JSONMember(key: "name", value: .string(record.name)),
@@ -46,7 +46,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            let keys = try await database.open().listAPIKeys()
+            let keys = try await database.open().apiKeys.list()
             print(JSONValue.array(keys.map { record in
                 .object(JSONObject([
                     JSONMember(key: "id", value: .number(String(record.id))),
@@ -65,7 +65,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            guard try await database.open().revokeAPIKey(id: id) else { throw CLIFailure.rejected("no active key with id \(id)") }
+            guard try await database.open().apiKeys.revoke(id: id) else { throw CLIFailure.rejected("no active key with id \(id)") }
             print("revoked \(id)")
         }
     }
@@ -92,7 +92,7 @@ struct RedecodeCommand: AsyncParsableCommand {
         let store = try database.open()
         guard store.catalog.entry(app: app) != nil else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
         let terminal = isatty(STDERR_FILENO) == 1
-        let total = try await store.redecode(app: app, from: from.flatMap { Timestamp.parse($0) }) { done, total in
+        let total = try await store.ledger.redecode(app: app, from: from.flatMap { Timestamp.parse($0) }) { done, total in
             let line = "redecoded \(done)/\(total)"
             FileHandle.standardError.write(Data((terminal ? "\r" + line : line + "\n").utf8))
         }

@@ -20,8 +20,8 @@ struct ReverifyCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: database) else { throw CLIFailure.usage("no database at \(database)") }
         let verifier = PostbackVerifier(keyRing: try keys.loadKeyRing())
         let policy = TrustPolicy(allowDevelopment: allowDevelopment)
-        let store = try PostbackStore(settings: StoreSettings(path: database))
-        let summary = try await store.reverify { route, body in
+        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        let summary = try await store.ledger.reverify { route, body in
             let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
             return (result, policy.decide(result))
         }

@@ -3,7 +3,7 @@ import Store
 
 /// Guards the private API: a bearer API key in the Authorization header, never in the URL.
 struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
-    let store: PostbackStore
+    let store: StoreDatabase
 
     /// Query parameters that look like credentials; a key there ends up in proxy logs, so it is refused.
     static var credentialParameters: Set<String> { ["api_key", "apikey", "key", "token", "access_token"] }
@@ -16,7 +16,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(.unauthorized, .missingAPIKey, "this route needs 'Authorization: Bearer <key>' (create one with countersign apikey create)")
         }
         let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard try await store.isValidAPIKey(key) else {
+        guard try await store.apiKeys.isValid(key) else {
             throw APIError(.unauthorized, .invalidAPIKey, "the API key is unknown or revoked")
         }
         return try await next(request, context)

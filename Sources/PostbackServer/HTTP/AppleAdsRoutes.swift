@@ -11,7 +11,7 @@ enum AppleAdsRoutes {
 
     /// Routes apps call; like postbacks they carry no API key, so each source address is rate-limited and the token
     /// queue is bounded.
-    static func addPublic(to router: Router<AppRequestContext>, store: PostbackStore, tokenExchange: TokenExchangeRunner,
+    static func addPublic(to router: Router<AppRequestContext>, store: StoreDatabase, tokenExchange: TokenExchangeRunner,
                           limiter: SourceRateLimiter, maximumQueue: Int) {
         router.post("/v1/adservices/tokens") { request, context in
             try limit(limiter, context)
@@ -24,7 +24,7 @@ enum AppleAdsRoutes {
             if let problem = submission.problem(now: Date()) { throw APIError(.badRequest, .invalidToken, problem.description) }
             let job: EnqueuedTokenJob
             do {
-                switch try await store.enqueueToken(submission, maximumOpen: maximumQueue) {
+                switch try await store.tokenJobs.enqueue(submission, maximumOpen: maximumQueue) {
                 case .queued(let queued): job = queued
                 case .queueFull:
                     throw APIError(.serviceUnavailable, .queueFull, "\(maximumQueue) tokens are waiting; retry later", headers: [.retryAfter: "60"])
@@ -52,7 +52,7 @@ enum AppleAdsRoutes {
             let parameters = request.uri.queryParameters
             let stored: StoredAttribution
             do {
-                stored = try await store.storeClientAttribution(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
+                stored = try await store.attributions.storeClientReported(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
             } catch {
                 throw APIError(.internalServerError, .storageUnavailable, "the record could not be stored; retry later")
             }
@@ -77,13 +77,13 @@ enum AppleAdsRoutes {
     }
 
     /// Routes for analysts, inside the API-key group.
-    static func addPrivate(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+    static func addPrivate(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
         group.get("adservices/records") { request, _ in
             try QueryParameters.refuseUnknown(request, allowed: ["limit", "after", "format"])
             let format = try QueryParameters.format(request)
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "record")
-            let table = try await store.attributionRecords(after: after, limit: limit)
+            let table = try await store.attributions.records(after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
         }
@@ -100,8 +100,8 @@ enum AppleAdsRoutes {
             }
             let format = try QueryParameters.format(request)
             let limit = try QueryParameters.limit(request, default: 100)
-            let counts = try await store.tokenJobCounts()
-            let jobs = try await store.tokenJobs(states: states, limit: limit)
+            let counts = try await store.tokenJobs.counts()
+            let jobs = try await store.tokenJobs.list(states: states, limit: limit)
             return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
                                      contentType: format.contentType)
         }
@@ -114,7 +114,7 @@ enum AppleAdsRoutes {
                 throw APIError(.badRequest, .badParameter, error.description)
             }
             let format = try QueryParameters.format(request)
-            let table = try await store.attributionReport(query)
+            let table = try await store.attributions.report(query)
             return JSONResponse.make(text: format.render(table), contentType: format.contentType)
         }
     }

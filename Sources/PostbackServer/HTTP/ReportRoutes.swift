@@ -4,10 +4,10 @@ import Store
 
 /// `GET /v1/reports` and `GET /v1/conversions`.
 enum ReportRoutes {
-    static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
         group.get("reports") { request, _ in
             let (query, format) = try parse(request, extra: ["format"])
-            let table = try await store.report(query)
+            let table = try await store.reports.report(query)
             return JSONResponse.make(text: format.render(table), contentType: format.contentType)
         }
         group.get("conversions") { request, _ in
@@ -15,12 +15,12 @@ enum ReportRoutes {
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "conversion")
             if format == .csv {
-                let page = try await store.conversionsCSV(query, after: after, limit: limit)
+                let page = try await store.reports.conversionsCSV(query, after: after, limit: limit)
                 var headers = HTTPFields()
                 if page.rows == limit, let last = page.lastID { headers[.init("Next-After")!] = String(last) }
                 return JSONResponse.make(text: page.csv, contentType: format.contentType, headers: headers)
             }
-            let table = try await store.conversions(query, after: after, limit: limit)
+            let table = try await store.reports.conversions(query, after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             var headers = HTTPFields()
             if case .number(let id) = next { headers[.init("Next-After")!] = id }

@@ -7,11 +7,11 @@ import Store
 enum SchemaRoutes {
     static let maximumSchemaSize = 1 << 20
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: PostbackStore) {
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
         group.put("schemas/:app") { request, context in
             let app = try appParameter(context)
             let body = try await RequestBody.collect(request, limit: maximumSchemaSize)
-            switch try await store.putSchema(app: app, document: Array(buffer: body)) {
+            switch try await store.schemas.put(app: app, document: Array(buffer: body)) {
             case .invalid(let errors):
                 var answer = JSONObject()
                 answer.set("error", .string("invalid_schema"))
@@ -29,7 +29,7 @@ enum SchemaRoutes {
         }
         group.get("schemas/:app") { _, context in
             let app = try appParameter(context)
-            guard let stored = try await store.schemaDocument(app: app) else {
+            guard let stored = try await store.schemas.document(app: app) else {
                 throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")
             }
             var headers = HTTPFields()

@@ -42,8 +42,8 @@ enum ServerApplication {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         _ = MetricsRegistry.shared
-        let store = try PostbackStore(settings: StoreSettings(path: settings.database, durability: settings.durability, busyTimeout: settings.busyTimeout))
-        let writer = GroupCommitWriter(store: store)
+        let store = try StoreDatabase(settings: StoreSettings(path: settings.database, durability: settings.durability, busyTimeout: settings.busyTimeout))
+        let writer = GroupCommitWriter(database: store)
         let ingest = Ingest(
             verifier: PostbackVerifier(keyRing: keyRing),
             policy: TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks)),
@@ -76,7 +76,7 @@ enum ServerApplication {
                 throw APIError(.serviceUnavailable, .storageUnavailable, "the database cannot be read")
             }
             // After a failed commit, ready only if a write can succeed now (the next commit clears the flag).
-            if !writer.isHealthy, (try? await store.probeWrite()) == nil {
+            if !writer.isHealthy, (try? await store.ledger.probeWrite()) == nil {
                 throw APIError(.serviceUnavailable, .storageFailing, "the last commit failed and writes still fail")
             }
             return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))

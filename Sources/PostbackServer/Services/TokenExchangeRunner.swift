@@ -22,7 +22,7 @@ final class TokenExchangeRunner: Service, Sendable {
         var concurrency: Int
     }
 
-    let store: PostbackStore
+    let store: StoreDatabase
     let configuration: Configuration
     let logger: Logger
     private let client: HTTPClient
@@ -30,7 +30,7 @@ final class TokenExchangeRunner: Service, Sendable {
     private let wakeups: AsyncStream<Void>.Continuation
     private let inFlight = Mutex(0)
 
-    init(store: PostbackStore, configuration: Configuration, logger: Logger, client: HTTPClient = .shared) {
+    init(store: StoreDatabase, configuration: Configuration, logger: Logger, client: HTTPClient = .shared) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
@@ -80,9 +80,9 @@ final class TokenExchangeRunner: Service, Sendable {
         guard free > 0 else { return [] }
         do {
             // A read first, so an idle queue never takes the writer.
-            guard let due = try await store.nextTokenJobDue(), due <= Date() else { return [] }
+            guard let due = try await store.tokenJobs.nextDue(), due <= Date() else { return [] }
             // The lease outlives the request timeout, so a claim only lapses when its holder died.
-            let jobs = try await store.claimDueTokenJobs(now: Date(), limit: free, lease: configuration.policy.requestTimeout + 30)
+            let jobs = try await store.tokenJobs.claimDue(now: Date(), limit: free, lease: configuration.policy.requestTimeout + 30)
             inFlight.withLock { $0 += jobs.count }
             return jobs
         } catch {
@@ -144,7 +144,7 @@ final class TokenExchangeRunner: Service, Sendable {
     private func finish(_ job: TokenJob, label: String?, answer: RetryPolicy.Answer?, update: TokenJobUpdate) async {
         Counter(label: "countersign_adservices_attempts_total", dimensions: [("answer", label ?? "none")]).increment()
         do {
-            let recorded = try await store.finishTokenAttempt(
+            let recorded = try await store.tokenJobs.finishAttempt(
                 job, answer: label, notFound: answer.map(RetryPolicy.isNotFound) ?? false,
                 serverFailure: answer.map(RetryPolicy.isServerFailure) ?? false, update: update
             )

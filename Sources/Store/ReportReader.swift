@@ -293,19 +293,17 @@ struct ReportColumns {
 }
 
 /// A report's result: column names and rows of JSON values.
-public struct ReportTable: Sendable {
-    public let columns: [String]
-    public let rows: [[JSONValue]]
-}
+/// Reports and conversion pages over counted postbacks.
+public struct ReportReader: Sendable {
+    let pool: DatabasePool
 
-extension PostbackStore {
     /// Runs a report (from the rollup when it can answer; `forceRows` scans the rows, for checking the two agree).
     public func report(_ query: ReportQuery, forceRows: Bool = false) async throws -> ReportTable {
         let (sql, arguments) = query.sql(forceRows: forceRows)
         let columns = query.groupBy.map(\.rawValue) + ReportQuery.metrics
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                row.databaseValues.map(Self.json)
+                row.databaseValues.map(ReportTable.cell)
             }
         }
         return ReportTable(columns: columns, rows: rows)
@@ -316,7 +314,7 @@ extension PostbackStore {
         let (sql, boundArguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
         let columns = Self.conversionColumns
         let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: boundArguments).map { row in row.databaseValues.map(Self.json) }
+            try Row.fetchAll(db, sql: sql, arguments: boundArguments).map { row in row.databaseValues.map(ReportTable.cell) }
         }
         return ReportTable(columns: columns, rows: rows)
     }
@@ -368,8 +366,14 @@ extension PostbackStore {
         "country_code_unsigned", "decode_status", "schema_revision", "schema_version", "revenue_min", "revenue_max", "currency",
         "duplicates", "replays",
     ]
+}
 
-    static func json(_ value: DatabaseValue) -> JSONValue {
+public struct ReportTable: Sendable {
+    public let columns: [String]
+    public let rows: [[JSONValue]]
+
+    /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.
+    static func cell(_ value: DatabaseValue) -> JSONValue {
         switch value.storage {
         case .null: .null
         case .int64(let integer): .number(String(integer))

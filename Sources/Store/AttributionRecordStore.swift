@@ -12,24 +12,27 @@ public struct StoredAttribution: Sendable, Equatable {
     public let isNew: Bool
 }
 
-extension PostbackStore {
+/// Apple Ads attribution records: AdServices records from token jobs and client-reported iAd dictionaries.
+public struct AttributionRecordStore: Sendable {
+    let pool: DatabasePool
+
     /// Stores a normalised iAd dictionary, reported by the app and labelled so, once: a repeat with the same app and
     /// install id, or without an install id the same app and exact body, returns the earlier record.
-    public func storeClientAttribution(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
+    public func storeClientReported(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
         let dedupKey = installID.map { "iad:\(app ?? ""):install:\($0)" }
             ?? "iad:\(app ?? ""):body:" + Base64.encode(sha256(body), alphabet: .url)
         return try await pool.write { db in
             if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM attribution_records WHERE dedup_key = ?", arguments: [dedupKey]) {
                 return StoredAttribution(id: existing, isNew: false)
             }
-            let id = try Self.insertAttribution(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
+            let id = try Self.insert(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
             try db.execute(sql: "UPDATE attribution_records SET dedup_key = ? WHERE id = ?", arguments: [dedupKey, id])
             return StoredAttribution(id: id, isNew: true)
         }
     }
 
     /// Inserts one attribution record row; `jobID` links it to the token job it came from (at most one record per job).
-    static func insertAttribution(_ db: Database, _ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date, jobID: Int64?) throws -> Int64 {
+    static func insert(_ db: Database, _ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date, jobID: Int64?) throws -> Int64 {
         let values: [(any DatabaseValueConvertible)?] = [
             record.source.rawValue, Timestamp.format(receivedAt), app, installID, record.attribution, record.isDetailed, record.isTestPayload,
             record.orgID, record.orgName, record.campaignID, record.campaignName, record.adGroupID, record.adGroupName,
@@ -50,16 +53,16 @@ extension PostbackStore {
     }
 
     /// The `apple_ads_attributions` view's columns, oldest first, after the `after` id cursor.
-    public func attributionRecords(after: Int64, limit: Int) async throws -> ReportTable {
-        let columns = Self.attributionColumns
+    public func records(after: Int64, limit: Int) async throws -> ReportTable {
+        let columns = Self.columns
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM apple_ads_attributions WHERE id > ? ORDER BY id LIMIT ?",
-                             arguments: [after, limit]).map { $0.databaseValues.map(Self.json) }
+                             arguments: [after, limit]).map { $0.databaseValues.map(ReportTable.cell) }
         }
         return ReportTable(columns: columns, rows: rows)
     }
 
-    static let attributionColumns = [
+    static let columns = [
         "id", "source", "reported_by", "received_at", "app", "install_id", "attribution", "detailed", "test_payload", "org_id", "org_name",
         "campaign_id", "campaign_name", "ad_group_id", "ad_group_name", "keyword_id", "keyword", "keyword_match_type", "ad_id",
         "creative_set_id", "conversion_type", "claim_type", "click_date", "impression_date", "purchase_date", "conversion_date",
@@ -166,12 +169,12 @@ public struct AttributionReportQuery: Sendable, Equatable {
     }
 }
 
-extension PostbackStore {
+extension AttributionRecordStore {
     /// Runs an attribution report.
-    public func attributionReport(_ query: AttributionReportQuery) async throws -> ReportTable {
+    public func report(_ query: AttributionReportQuery) async throws -> ReportTable {
         let (sql, arguments) = query.sql()
         let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0.databaseValues.map(Self.json) }
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0.databaseValues.map(ReportTable.cell) }
         }
         return ReportTable(columns: query.columns, rows: rows)
     }

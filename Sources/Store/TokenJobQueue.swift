@@ -45,7 +45,7 @@ public enum TokenJobUpdate: Sendable {
     case fail(reason: String)
 }
 
-/// What `enqueueToken` did.
+/// What ``TokenJobQueue/enqueue(_:receivedAt:maximumOpen:)`` did for an already known token, or a new one.
 public struct EnqueuedTokenJob: Sendable, Equatable {
     /// The job's row id.
     public let id: Int64
@@ -63,13 +63,16 @@ public enum TokenEnqueueResult: Sendable, Equatable {
     case queueFull
 }
 
-extension PostbackStore {
+/// AdServices token jobs: queued before the 202, claimed with leases, finished exactly once.
+public struct TokenJobQueue: Sendable {
+    let pool: DatabasePool
+
     /// Stores a token as a pending job, durably, before the caller answers. A token already known returns its job; a new
     /// one is refused while `maximumOpen` jobs are pending or retrying.
     ///
     /// The token's 24-hour life counts from when the app says it made it, but never from later than now: a job can
     /// live at most 24 hours from when Countersign first saw it.
-    public func enqueueToken(_ submission: TokenSubmission, receivedAt: Date = Date(), maximumOpen: Int) async throws -> TokenEnqueueResult {
+    public func enqueue(_ submission: TokenSubmission, receivedAt: Date = Date(), maximumOpen: Int) async throws -> TokenEnqueueResult {
         let hash = Data(sha256(Array(submission.token.utf8)))
         let createdAt = min(submission.tokenCreatedAt ?? receivedAt, receivedAt).timeIntervalSince1970
         return try await pool.write { db in
@@ -89,7 +92,7 @@ extension PostbackStore {
 
     /// Claims up to `limit` jobs that are due at `now` and not claimed by a live lease, for `lease` seconds.
     /// A job is claimed by one caller at a time, so a token is never exchanged twice at once.
-    public func claimDueTokenJobs(now: Date, limit: Int, lease: TimeInterval) async throws -> [TokenJob] {
+    public func claimDue(now: Date, limit: Int, lease: TimeInterval) async throws -> [TokenJob] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
         return try await pool.write { db in
@@ -111,7 +114,7 @@ extension PostbackStore {
     /// nil when no request was made (the token had expired). Storing the record and closing the job happen in one transaction,
     /// and a job has at most one record, so a record is stored exactly once. Returns false when the claim was lost.
     @discardableResult
-    public func finishTokenAttempt(_ job: TokenJob, answer: String?, notFound: Bool, serverFailure: Bool,
+    public func finishAttempt(_ job: TokenJob, answer: String?, notFound: Bool, serverFailure: Bool,
                                    update: TokenJobUpdate, now: Date = Date()) async throws -> Bool {
         let nowText = Timestamp.format(now)
         return try await pool.write { db in
@@ -125,7 +128,7 @@ extension PostbackStore {
                 """
             switch update {
             case .store(let record, let body):
-                let recordID = try Self.insertAttribution(db, record, app: job.app, installID: job.installID, body: body, receivedAt: now, jobID: job.id)
+                let recordID = try AttributionRecordStore.insert(db, record, app: job.app, installID: job.installID, body: body, receivedAt: now, jobID: job.id)
                 try db.execute(sql: "UPDATE adservices_jobs SET \(common), state = 'done', record_id = ?, finished_at = ?, token = NULL WHERE id = ?",
                                arguments: counts + [recordID, nowText, job.id])
             case .retry(let delay):
@@ -140,14 +143,14 @@ extension PostbackStore {
     }
 
     /// When the next open job falls due (its claim may still be live), or nil when none is open.
-    public func nextTokenJobDue() async throws -> Date? {
+    public func nextDue() async throws -> Date? {
         try await pool.read { db in
             try Double.fetchOne(db, sql: "SELECT min(max(next_attempt_at, coalesce(claimed_until, 0))) FROM adservices_jobs WHERE state IN ('pending', 'retrying')")
         }.map(Date.init(timeIntervalSince1970:))
     }
 
     /// How many jobs are in each state.
-    public func tokenJobCounts() async throws -> [TokenJobState: Int] {
+    public func counts() async throws -> [TokenJobState: Int] {
         try await pool.read { db in
             var counts = Dictionary(uniqueKeysWithValues: TokenJobState.allCases.map { ($0, 0) })
             for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS jobs FROM adservices_jobs GROUP BY state") {
@@ -158,7 +161,7 @@ extension PostbackStore {
     }
 
     /// Jobs in `states`, oldest first, as a table (the token itself is never listed).
-    public func tokenJobs(states: [TokenJobState], limit: Int) async throws -> ReportTable {
+    public func list(states: [TokenJobState], limit: Int) async throws -> ReportTable {
         let columns = ["id", "state", "app", "install_id", "received_at", "attempts", "last_answer", "last_attempt_at", "next_attempt_at",
                        "failure_reason", "record_id", "finished_at"]
         let placeholders = Array(repeating: "?", count: states.count).joined(separator: ", ")
@@ -168,7 +171,7 @@ extension PostbackStore {
                        CASE WHEN state IN ('pending', 'retrying') THEN strftime('%Y-%m-%dT%H:%M:%fZ', next_attempt_at, 'unixepoch') END,
                        failure_reason, record_id, finished_at
                 FROM adservices_jobs WHERE state IN (\(placeholders)) ORDER BY id LIMIT ?
-                """, arguments: StatementArguments(states.map(\.rawValue)) + [limit]).map { $0.databaseValues.map(Self.json) }
+                """, arguments: StatementArguments(states.map(\.rawValue)) + [limit]).map { $0.databaseValues.map(ReportTable.cell) }
         }
         return ReportTable(columns: columns, rows: rows)
     }

@@ -13,9 +13,12 @@ public struct APIKeyRecord: Sendable, Equatable {
     public let revokedAt: String?
 }
 
-extension PostbackStore {
+/// API keys for the private routes, stored only as SHA-256 hashes.
+public struct APIKeyStore: Sendable {
+    let pool: DatabasePool
+
     /// Creates a key named `name`; returns its record and the key text, which is not stored.
-    public func createAPIKey(name: String) async throws -> (record: APIKeyRecord, key: String) {
+    public func create(name: String) async throws -> (record: APIKeyRecord, key: String) {
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
         let key = "cs_" + Base64.encode(bytes, alphabet: .url)
@@ -30,7 +33,7 @@ extension PostbackStore {
     }
 
     /// Every key, newest first.
-    public func listAPIKeys() async throws -> [APIKeyRecord] {
+    public func list() async throws -> [APIKeyRecord] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, name, prefix, created_at, revoked_at FROM api_keys ORDER BY id DESC").map {
                 APIKeyRecord(id: $0["id"], name: $0["name"], prefix: $0["prefix"], createdAt: $0["created_at"], revokedAt: $0["revoked_at"])
@@ -39,7 +42,7 @@ extension PostbackStore {
     }
 
     /// Revokes key `id`; false when there is no such active key.
-    public func revokeAPIKey(id: Int64) async throws -> Bool {
+    public func revoke(id: Int64) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [Timestamp.format(Date()), id])
             return db.changesCount > 0
@@ -47,7 +50,7 @@ extension PostbackStore {
     }
 
     /// Whether `key` is a known, unrevoked key (compared by hash).
-    public func isValidAPIKey(_ key: String) async throws -> Bool {
+    public func isValid(_ key: String) async throws -> Bool {
         let hash = Data(sha256(Array(key.utf8)))
         return try await pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT 1 FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", arguments: [hash]) ?? false

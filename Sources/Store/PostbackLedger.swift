@@ -3,31 +3,6 @@ import GRDB
 import JWS
 import Postback
 
-/// How hard a commit holds on before it reports success.
-public enum Durability: String, Sendable, CaseIterable {
-    /// WAL with `synchronous=NORMAL`: survives a process crash (the default).
-    case normal
-    /// WAL with `synchronous=FULL`: also survives power loss.
-    case full
-}
-
-/// Settings for opening the store.
-public struct StoreSettings: Sendable {
-    /// The SQLite file.
-    public var path: String
-    /// The commit durability.
-    public var durability: Durability
-    /// How long a write waits for a lock before failing.
-    public var busyTimeout: Double
-
-    /// Creates settings.
-    public init(path: String, durability: Durability = .normal, busyTimeout: Double = 5) {
-        self.path = path
-        self.durability = durability
-        self.busyTimeout = busyTimeout
-    }
-}
-
 /// One received body with its verification result and the policy's decision, ready to persist.
 ///
 /// Everything that can be computed before the write (the row's columns, its content hash) is computed here,
@@ -84,39 +59,15 @@ public enum Disposition: String, Sendable, Equatable {
     case rejected
 }
 
-/// The SQLite store: receipts for every body, postbacks deduplicated by Apple's keys.
-public final class PostbackStore: Sendable {
-    /// The GRDB pool (WAL: one writer, concurrent readers).
-    public let pool: DatabasePool
-    /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
-    public let catalog = SchemaCatalog()
+/// The postback ledger: every body's receipt, postbacks deduplicated by Apple's keys with the replay and
+/// first-verified-copy rules, decoding at ingest, reverify and redecode.
+public struct PostbackLedger: Sendable {
+    let pool: DatabasePool
+    let catalog: SchemaCatalog
 
-    /// Opens (creating if needed) the database and runs migrations.
-    public init(settings: StoreSettings) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(settings.busyTimeout)
-        let synchronous = settings.durability == .full ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
-        let directory = (settings.path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
-        pool = try DatabasePool(path: settings.path, configuration: configuration)
-        try StoreSchema.migrator.migrate(pool)
-        try pool.read { [catalog] db in try catalog.load(db) }
-    }
-
-    /// Persists a batch in one transaction and returns each item's disposition, in order.
-    public func persist(_ batch: [Intake]) async throws -> [Disposition] {
-        // GRDB runs the transaction on its writer queue, so no cooperative thread blocks on fsync.
-        let catalog = self.catalog
-        return try await pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
-    }
-
-    /// Persists a batch in one transaction, blocking the calling thread (the group-commit thread).
-    func persistNow(_ batch: [Intake]) throws -> [Disposition] {
+    /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
+    /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
+    public func persist(_ batch: [Intake]) throws -> [Disposition] {
         let catalog = self.catalog
         return try pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
     }
@@ -178,24 +129,7 @@ public final class PostbackStore: Sendable {
         ).execute(arguments: [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue])
         return db.lastInsertedRowID
     }
-}
 
-/// Counts from one `reverify` pass.
-public struct ReverifySummary: Sendable, Equatable {
-    /// Unverifiable rows examined.
-    public var checked = 0
-    /// Rows that now verify and were promoted.
-    public var promoted = 0
-    /// Rows still unverifiable.
-    public var stillUnverifiable = 0
-    /// Rows that a now-known key shows to be forged or malformed (kept, marked invalid, never counted).
-    public var nowInvalid = 0
-
-    /// An empty summary.
-    public init() {}
-}
-
-extension PostbackStore {
     /// Re-checks every unverifiable postback with `check` and records what it finds now.
     public func reverify(_ check: @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
         let rows = try pool.read { db in
@@ -227,4 +161,48 @@ extension PostbackStore {
         }
         return summary
     }
+
+    /// Re-applies the app's current schema to stored postbacks received at or after `from` (all when nil), in chunks;
+    /// `progress(done, total)` is called after each chunk. Returns how many postbacks were decoded.
+    public func redecode(app: String, from: Date?, onlyUndecoded: Bool = false, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
+        let appID = Int64(app) ?? -1
+        let fromText = from.map(Timestamp.format) ?? ""
+        let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')" + (onlyUndecoded ? " AND decode_status IS NULL" : "")
+        let ids = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM postbacks WHERE \(filter) ORDER BY id", arguments: [appID, fromText]) }
+        let verifier = PostbackVerifier(keyRing: try KeyRing([]))
+        let catalog = self.catalog
+        var done = 0
+        for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
+            try await pool.write { db in
+                for id in chunk {
+                    guard let row = try Row.fetchOne(db, sql: "SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", arguments: [id]) else { continue }
+                    let body: Data = row["body"]
+                    let route: String = row["route"]
+                    let receivedAt: String = row["received_at"]
+                    // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
+                    guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
+                          let time = Timestamp.parse(receivedAt) else { continue }
+                    try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
+                }
+            }
+            done += chunk.count
+            progress(done, ids.count)
+        }
+        return done
+    }
+}
+
+/// Counts from one `reverify` pass.
+public struct ReverifySummary: Sendable, Equatable {
+    /// Unverifiable rows examined.
+    public var checked = 0
+    /// Rows that now verify and were promoted.
+    public var promoted = 0
+    /// Rows still unverifiable.
+    public var stillUnverifiable = 0
+    /// Rows that a now-known key shows to be forged or malformed (kept, marked invalid, never counted).
+    public var nowInvalid = 0
+
+    /// An empty summary.
+    public init() {}
 }
