@@ -1,6 +1,14 @@
 import JWS
 import Store
 
+extension ReportQuery.Problem {
+    /// The problem as the CLI names it: the parameter as its option (`--include-uncounted`), the message as it is, so
+    /// the values it suggests (`ad_group`) are the ones `--by` takes.
+    var commandLineDescription: String {
+        "--\(parameter.replacingOccurrences(of: "_", with: "-")): \(message)"
+    }
+}
+
 /// Output formats for reports and conversion exports, shared by the CLI and the HTTP API.
 enum ReportFormat: String, CaseIterable {
     case json, csv, ndjson, table

@@ -157,9 +157,11 @@ public struct AttributionReportQuery: Sendable, Equatable {
         let selected = groupBy.flatMap { dimension in
             [dimension.columns.group] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
         } + [
-            "count(*)", "sum(attribution)", "sum(NOT attribution)",
-            "sum(conversion_type = 'download')", "sum(conversion_type = 'redownload')", "sum(conversion_type = 'preorder')",
-            "sum(detailed)", "sum(lower(claim_type) = 'click')", "sum(lower(claim_type) = 'impression')",
+            // Counts are numbers: a group whose records have no conversion type or claim type counts 0, never null.
+            "count(*)", "coalesce(sum(attribution), 0)", "coalesce(sum(NOT attribution), 0)",
+            "coalesce(sum(conversion_type = 'download'), 0)", "coalesce(sum(conversion_type = 'redownload'), 0)",
+            "coalesce(sum(conversion_type = 'preorder'), 0)", "coalesce(sum(detailed), 0)",
+            "coalesce(sum(lower(claim_type) = 'click'), 0)", "coalesce(sum(lower(claim_type) = 'impression'), 0)",
         ]
         let grouping = groupBy.map(\.columns.group)
         var sql = "SELECT \(selected.joined(separator: ", ")) FROM apple_ads_attributions"

@@ -265,6 +265,10 @@ import Store
         #expect(standardRow["redownloads"] == .number("1"))
         let unattributed = try #require(rows.first { $0["campaign_id"] == .null })
         #expect(unattributed["not_attributed"] == .number("1"))
+        // A group of non-attributed records only counts 0 downloads, clicks and impressions, not null (issue 13).
+        for metric in ["attributed", "downloads", "redownloads", "preorders", "clicks", "impressions"] {
+            #expect(unattributed[metric] == .number("0"), "\(metric)")
+        }
         let withTest = try await store.attributions.report(try AttributionReportQuery.parse([("by", "campaign"), ("include_test", "true")]))
         #expect(withTest.rows.count == 4)
         #expect(throws: ReportQuery.Problem.self) { try AttributionReportQuery.parse([("by", "campaign;DROP")]) }

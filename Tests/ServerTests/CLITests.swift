@@ -77,6 +77,22 @@ import PostbackMint
         #expect(stderr.split(separator: "\n").count == 1)
     }
 
+    /// A wrong `--by` lists the names `--by` takes, spelled as it takes them (issue 13).
+    @Test func unknownDimensionsSuggestNamesThatWork() throws {
+        let database = Checkout.temporaryDirectory() + "/db.sqlite"
+        #expect(try countersign(["apikey", "create", "--name", "t", "--database", database]).status == 0)
+        for command in [["report"], ["adservices", "report"]] {
+            let result = try countersign(command + ["--database", database, "--by", "nope"])
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("--by: unknown dimension \"nope\""), "\(result.stderr)")
+            #expect(result.stderr.contains("ad_group"))
+            #expect(!result.stderr.contains("ad-group"))
+            let suggested = try #require(result.stderr.split(separator: ";").last?.split(separator: "use").last)
+            let first = try #require(suggested.split(separator: ",").first?.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(try countersign(command + ["--database", database, "--by", first]).status == 0, "\(first)")
+        }
+    }
+
     @Test func impressionsSignedByTheCLIVerify() throws {
         let directory = Checkout.temporaryDirectory()
         _ = try countersign(["keys", "generate", "--out", directory])

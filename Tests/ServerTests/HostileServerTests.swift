@@ -123,7 +123,7 @@ import PostbackMint
                 guard case .array(let rows) = report.json?["rows"] else { return nil }
                 return rows.first?.object?["attributed"]
             }
-            #expect(try await attributed("") == .null)
+            #expect(try await attributed("") == .number("0"))
             #expect(try await attributed("?include_client_reported=true") == .number("2"))
             #expect(try await attributed("?source=iad") == .number("2"))
         }

@@ -71,7 +71,7 @@ struct AdServicesCommand: AsyncParsableCommand {
             if includeClientReported { pairs.append(("include_client_reported", "true")) }
             let query: AttributionReportQuery
             do throws(ReportQuery.Problem) { query = try AttributionReportQuery.parse(pairs) } catch {
-                throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-"))
+                throw CLIFailure.usage(error.commandLineDescription)
             }
             print(output.render(try await database.open().attributions.report(query)), terminator: "")
         }

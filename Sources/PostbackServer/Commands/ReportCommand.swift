@@ -42,7 +42,7 @@ struct ReportCommand: AsyncParsableCommand {
         if includeUncounted { pairs.append(("include_uncounted", "true")) }
         guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
         let query: ReportQuery
-        do { query = try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.description.replacingOccurrences(of: "_", with: "-")) }
+        do { query = try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         let table = try await database.open().reports.report(query)
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
     }
