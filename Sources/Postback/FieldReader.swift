@@ -26,7 +26,7 @@ struct FieldReader {
     func identifier(_ key: String, required: Bool = true) throws(FieldProblem) -> Int64? {
         guard let value = try int64(key, required: required) else { return nil }
         guard value >= 0, case .number(let literal)? = object[key], literal.utf8.first != UInt8(ascii: "-") else {
-            throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must not be negative")
+            throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must be a non-negative whole number written in plain decimal")
         }
         return value
     }

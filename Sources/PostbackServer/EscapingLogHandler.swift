@@ -24,28 +24,8 @@ struct EscapingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var escaped = event
-        escaped.message = Logger.Message(stringLiteral: Self.escape(event.message.description))
-        escaped.metadata = event.metadata?.mapValues { .string(Self.escape($0.description)) }
+        escaped.message = Logger.Message(stringLiteral: ControlCharacters.escaped(event.message.description))
+        escaped.metadata = event.metadata?.mapValues { .string(ControlCharacters.escaped($0.description)) }
         inner.log(event: escaped)
-    }
-
-    /// `text` with every control character written as an escape.
-    static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var output = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where isControl(scalar): output += "\\u{\(String(scalar.value, radix: 16))}"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
     }
 }

@@ -45,7 +45,7 @@ enum ReportFormat: String, CaseIterable {
             for row in table.rows { output += row.map(Self.csvField).joined(separator: ",") + "\r\n" }
             return output
         case .table:
-            let cells = [table.columns] + table.rows.map { $0.map { Self.terminalSafe(Self.plain($0)) } }
+            let cells = [table.columns] + table.rows.map { $0.map { ControlCharacters.escaped(Self.plain($0)) } }
             let widths = table.columns.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
             return cells.map { row in
                 let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -74,11 +74,4 @@ enum ReportFormat: String, CaseIterable {
         }
     }
 
-    /// Control characters shown as escapes, so a stored value cannot move the cursor or recolour a terminal.
-    private static func terminalSafe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return text }
-        return String(text.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-        }.joined())
-    }
 }

@@ -189,8 +189,8 @@ import PostbackMint
     }
 
     @Test func logLinesCannotBeForged() {
-        #expect(EscapingLogHandler.escape("a\nINFO forged") == "a\\nINFO forged")
-        #expect(EscapingLogHandler.escape("\u{1b}[31mred") == "\\u{1b}[31mred")
+        #expect(ControlCharacters.escaped("a\nINFO forged") == "a\\nINFO forged")
+        #expect(ControlCharacters.escaped("\u{1b}[31mred") == "\\u{1b}[31mred")
         let recorder = RecordingLogHandler()
         var logger = Logger(label: "test") { _ in EscapingLogHandler(inner: recorder) }
         logger.logLevel = .info
