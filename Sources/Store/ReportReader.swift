@@ -50,7 +50,7 @@ public struct ReportQuery: Sendable, Equatable {
         func expression(_ columns: ReportColumns) -> String? {
             switch self {
             case .day: columns.day
-            case .week: "strftime('%Y-W%W', \(columns.day))"
+            case .week: Self.isoWeek(columns.day)
             case .app: columns.app
             case .adNetwork: columns.adNetwork
             case .protocol: columns.family
@@ -71,6 +71,13 @@ public struct ReportQuery: Sendable, Equatable {
             case .adGroupName: columns.isRollup ? nil : Self.levelName(1)
             case .creativeName: columns.isRollup ? nil : Self.levelName(2)
             }
+        }
+
+        /// The ISO 8601 week of a `YYYY-MM-DD` day as `2026-W48`: the week-year and week of that week's Thursday
+        /// (SQLite before 3.46 has no `%G` or `%V`). Weeks start on Monday; 2027-01-03 is in 2026-W53.
+        static func isoWeek(_ day: String) -> String {
+            let thursday = "\(day), (3 - (CAST(strftime('%w', \(day)) AS INTEGER) + 6) % 7) || ' days'"
+            return "strftime('%Y', \(thursday)) || '-W' || printf('%02d', (CAST(strftime('%j', \(thursday)) AS INTEGER) - 1) / 7 + 1)"
         }
 
         /// The name the schema gives level `index` of the source identifier (levels in schema order).

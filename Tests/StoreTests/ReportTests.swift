@@ -257,3 +257,34 @@ struct ReportFixture {
         #expect((try ReportQuery.parse([("from", "2026-11-01"), ("to", "2026-11-02")])).rollupAnswers)
     }
 }
+
+/// `week` is the ISO 8601 week (issue 13): across the 2026/2027 boundary, from the rows and from the rollup, equal to
+/// Foundation's ISO 8601 calendar.
+@Suite struct ISOWeekTests {
+    @Test func weeksFollowISO8601AcrossTheYearBoundary() async throws {
+        let key = try ECPrivateKey.generate()
+        let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")]))
+        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let days = ["2025-12-29", "2026-01-01", "2026-11-23", "2026-12-28", "2026-12-31", "2027-01-03", "2027-01-04"]
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var expected: [String: Int] = [:]
+        var intakes: [Intake] = []
+        for (index, day) in days.enumerated() {
+            let date = try #require(Timestamp.parse(day + "T12:00:00Z"))
+            let week = calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: date)
+            expected[String(format: "%04d-W%02d", week.yearForWeekOfYear!, week.weekOfYear!), default: 0] += 1
+            let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("week-\(index)")), key: key, keyID: "net/0")
+            let result = verifier.verify(body)
+            intakes.append(Intake(receivedAt: date, remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result)))
+        }
+        #expect(expected == ["2026-W01": 2, "2026-W48": 1, "2026-W53": 3, "2027-W01": 1])
+        _ = try store.ledger.persist(intakes)
+        for forceRows in [true, false] {
+            if !forceRows { try store.rollup.fold() }
+            let table = try await store.reports.report(try ReportQuery.parse([("by", "week")]), forceRows: forceRows)
+            let weeks = Dictionary(uniqueKeysWithValues: table.rows.map { ($0[0].string ?? "", Int($0[1].int64 ?? 0)) })
+            #expect(weeks == expected, "forceRows: \(forceRows)")
+        }
+    }
+}
