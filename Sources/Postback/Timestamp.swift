@@ -20,11 +20,82 @@ public enum Timestamp {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
     }
 
-    /// Parses `2026-11-01`, `2026-11-01T10:00:00Z` or the stored form; nil when it is none of these.
+    /// Parses what people and Apple write: a date (`2026-11-01`, midnight UTC), or a date and time with `T` or a
+    /// space, with or without seconds and fraction, and with `Z`, an offset (`+02:00`, `+0200`) or no zone (UTC).
+    /// Returns nil for anything else, such as `2026-11-01T8:30` or `+2`.
     public static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        if let date = try? Date(text + "T00:00:00Z", strategy: .iso8601) { return date }
-        return nil
+        var reader = Reader(bytes: Array(text.utf8))
+        guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+        var seconds = 0
+        var fraction = 0.0
+        var offset = 0
+        if !reader.atEnd {
+            guard reader.skip("T") || reader.skip(" "), let hour = reader.digits(2), reader.skip(":"), let minute = reader.digits(2),
+                  hour < 24, minute < 60 else { return nil }
+            seconds = hour * 3600 + minute * 60
+            if reader.skip(":") {
+                guard let second = reader.digits(2), second < 60 else { return nil }
+                seconds += second
+                if reader.skip(".") {
+                    let start = reader.offset
+                    while let byte = reader.peek, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { reader.offset += 1 }
+                    guard reader.offset > start, let value = Double("0." + String(decoding: reader.bytes[start..<reader.offset], as: UTF8.self)) else { return nil }
+                    fraction = value
+                }
+            }
+            if reader.skip("Z") {
+                offset = 0
+            } else if let sign = reader.peek, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                reader.offset += 1
+                guard let hours = reader.digits(2) else { return nil }
+                _ = reader.skip(":")
+                guard let minutes = reader.digits(2), hours < 24, minutes < 60 else { return nil }
+                offset = (hours * 3600 + minutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
+            }
+        }
+        guard reader.atEnd else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        let midnight = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(Int(midnight) + seconds - offset) + fraction)
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// A cursor over the text's bytes.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        var atEnd: Bool { offset == bytes.count }
+        var peek: UInt8? { offset < bytes.count ? bytes[offset] : nil }
+
+        /// Exactly `count` ASCII digits as a number.
+        mutating func digits(_ count: Int) -> Int? {
+            guard offset + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[offset..<(offset + count)] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            offset += count
+            return value
+        }
+
+        /// Skips `character` when it comes next.
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard peek == UInt8(ascii: character) else { return false }
+            offset += 1
+            return true
+        }
     }
 }

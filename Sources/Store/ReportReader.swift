@@ -9,7 +9,7 @@ enum QueryParameter {
 
     /// An ISO 8601 date or time.
     static func time(_ name: String, _ value: String) throws(Problem) -> Date {
-        guard let date = Timestamp.parse(value) else { throw Problem(parameter: name, message: "must be an ISO 8601 date or time such as 2026-11-01") }
+        guard let date = Timestamp.parse(value) else { throw Problem(parameter: name, message: "must be a date or time such as 2026-11-01, 2026-11-01T08:30 (UTC) or 2026-11-01T10:30+02:00") }
         return date
     }
 

@@ -132,6 +132,19 @@ func temporaryDatabasePath() -> String {
         #expect(Timestamp.parse("2026-11-01").map(Timestamp.format) == "2026-11-01T00:00:00.000Z")
         #expect(Timestamp.parse("yesterday") == nil)
     }
+
+    /// Date filters take a date, a date-time with an offset, or one without seconds (issue 13); no zone means UTC.
+    @Test func dateFiltersTakeTheFormsPeopleType() {
+        let expected = "2026-11-01T08:30:00.000Z"
+        for text in ["2026-11-01T08:30:00Z", "2026-11-01T10:30:00+02:00", "2026-11-01T08:30Z", "2026-11-01T10:30+02:00",
+                     "2026-11-01T08:30", "2026-11-01T08:30:00", "2026-11-01 08:30", "2026-11-01T03:30:00-05:00"] {
+            #expect(Timestamp.parse(text).map(Timestamp.format) == expected, "\(text)")
+        }
+        #expect(Timestamp.parse("2026-11-01").map(Timestamp.format) == "2026-11-01T00:00:00.000Z")
+        for text in ["2026-11-01T8:30", "2026-13-01", "2026-11-01T08:30:00+2", "2026-11-01T25:00"] {
+            #expect(Timestamp.parse(text) == nil, "\(text)")
+        }
+    }
 }
 
 /// The analyst views in docs/sql.md answer from the stored rows.
