@@ -43,7 +43,7 @@ public struct ReportQuery: Sendable, Equatable {
     public enum Dimension: String, Sendable, CaseIterable {
         case day, week, app, adNetwork = "ad_network", `protocol`, environment, campaign, adGroup = "ad_group", creative
         case sourceIdentifier = "source_identifier", conversionType = "conversion_type", conversionClass = "conversion_class"
-        case window, didWin = "did_win", interaction, country, tier, event
+        case window, didWin = "did_win", interaction, country, tier, event, publisher
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
 
         /// The SQL for this dimension over `columns`; nil when the rollup cannot answer it.
@@ -67,6 +67,8 @@ public struct ReportQuery: Sendable, Equatable {
             case .country: columns.country
             case .tier: columns.tier
             case .event: columns.isRollup ? nil : "e.name"
+            // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
+            case .publisher: columns.isRollup ? nil : "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
             case .campaignName: columns.isRollup ? nil : Self.levelName(0)
             case .adGroupName: columns.isRollup ? nil : Self.levelName(1)
             case .creativeName: columns.isRollup ? nil : Self.levelName(2)
@@ -162,6 +164,10 @@ public struct ReportQuery: Sendable, Equatable {
             }
         }
         try QueryParameter.checkRange(from: query.from, to: query.to)
+        if query.environment == "development", !query.includeUncounted {
+            // Development postbacks are never counted, so the answer would be empty without saying why.
+            throw Problem(parameter: "environment", message: "development postbacks are never counted; add include_uncounted=true to report them")
+        }
         return query
     }
 
@@ -299,7 +305,6 @@ struct ReportColumns {
         didWin: "r.did_win", interaction: "NULLIF(r.interaction, '')", country: "NULLIF(r.country, '')", tier: "r.tier_min")
 }
 
-/// A report's result: column names and rows of JSON values.
 /// Reports and conversion pages over counted postbacks.
 public struct ReportReader: Sendable {
     let pool: DatabasePool
@@ -375,6 +380,7 @@ public struct ReportReader: Sendable {
     ]
 }
 
+/// A report's result: column names and rows of JSON values.
 public struct ReportTable: Sendable {
     public let columns: [String]
     public let rows: [[JSONValue]]

@@ -132,11 +132,28 @@ struct ReportFixture {
 
     @Test func groupingByDayWeekAndTierAddsUp() async throws {
         let fixture = try await ReportFixture.make(count: 200)
-        for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "did_win", "creative"] {
+        for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "did_win", "creative", "publisher"] {
             let rows = try await fixture.report([("by", dimension)])
             let sum = rows.compactMap { $0["postbacks"]?.int64 }.reduce(0, +)
             #expect(Int(sum) == fixture.counted.count, "\(dimension)")
         }
+    }
+
+    /// Publishers are the app ids or web domains that showed the ads, as sent (issue 13).
+    @Test func publishersAreAppsOrDomains() async throws {
+        let fixture = try await ReportFixture.make(count: 200)
+        let rows = try await fixture.report([("by", "publisher")])
+        let publishers = Set(rows.compactMap { $0["publisher"]?.string })
+        #expect(publishers.contains("1234567891") || publishers.contains("5838492"))
+        #expect(publishers.contains("example.com"))
+    }
+
+    /// Development postbacks are never counted: asking for them without include_uncounted says so, not an empty answer.
+    @Test func developmentWithoutUncountedIsRefusedWithAReason() throws {
+        #expect(throws: ReportQuery.Problem(parameter: "environment", message: "development postbacks are never counted; add include_uncounted=true to report them")) {
+            try ReportQuery.parse([("environment", "development")])
+        }
+        #expect(throws: Never.self) { try ReportQuery.parse([("environment", "development"), ("include_uncounted", "true")]) }
     }
 
     @Test func badParametersAreRefusedAndValuesAreBound() async throws {
