@@ -8,6 +8,9 @@ public struct SchemaRegistry: Sendable {
     let pool: DatabasePool
     let catalog: SchemaCatalog
 
+    /// Whether `app` has a current schema that ingest and redecode decode with.
+    public func hasCurrentSchema(app: String) -> Bool { catalog.entry(app: app) != nil }
+
     /// Checks and stores a schema document for `app`, then decodes that app's postbacks that were waiting for one.
     public func put(app: String, document: [UInt8]) async throws -> SchemaUpload {
         let check = SchemaReader.check(document)

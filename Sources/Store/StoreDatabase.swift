@@ -36,7 +36,7 @@ public final class StoreDatabase: Sendable {
     /// The GRDB pool (WAL: one writer, concurrent readers).
     public let pool: DatabasePool
     /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
-    public let catalog = SchemaCatalog()
+    let catalog = SchemaCatalog()
 
     /// Opens (creating if needed) the database and runs migrations.
     public init(settings: StoreSettings) throws {
@@ -53,6 +53,11 @@ public final class StoreDatabase: Sendable {
         pool = try DatabasePool(path: settings.path, configuration: configuration)
         try StoreSchema.migrator.migrate(pool)
         try pool.read { [catalog] db in try catalog.load(db) }
+    }
+
+    /// Throws unless the database answers a read (for readiness).
+    public func checkReadable() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.

@@ -90,7 +90,7 @@ struct RedecodeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.open()
-        guard store.catalog.entry(app: app) != nil else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
+        guard store.schemas.hasCurrentSchema(app: app) else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
         let terminal = isatty(STDERR_FILENO) == 1
         let total = try await store.ledger.redecode(app: app, from: from.flatMap { Timestamp.parse($0) }) { done, total in
             let line = "redecoded \(done)/\(total)"

@@ -71,7 +71,7 @@ enum ServerApplication {
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {
-                _ = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+                try await store.checkReadable()
             } catch {
                 throw APIError(.serviceUnavailable, .storageUnavailable, "the database cannot be read")
             }
