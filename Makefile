@@ -19,12 +19,12 @@ release: deps
 run: build
 	$(SWIFT) run countersign serve --host $(HOST) --port $(PORT)
 
-# A short fuzz run of every parser target first (about a minute), then the Swift tests; the Swift Testing summary stays
-# the last line printed (CI reads it).
+# A short fuzz run of every parser target first (about a minute), then the Swift tests on both engines, with a
+# throw-away PostgreSQL server (scripts/with-postgres); the Swift Testing summary stays the last line printed (CI reads it).
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/fuzz $(FUZZ_SECONDS)
-	$(SWIFT) test --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	scripts/with-postgres $(SWIFT) test --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 clean:
 	rm -rf .build .build-fuzz

@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -37,6 +40,10 @@ let package = Package(
             dependencies: [
                 "Postback", "ConversionSchema", "AdServices",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -59,7 +66,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CountersignBench",
-            dependencies: ["JWS", "Postback", "PostbackMint", "Store", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["JWS", "Postback", "PostbackMint", "Store"],
             swiftSettings: strict
         ),
         .target(name: "CFuzzDriver"),
@@ -72,11 +79,23 @@ let package = Package(
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),
         .testTarget(name: "AdServicesTests", dependencies: ["AdServices", "JWS"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint"], swiftSettings: strict),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "Store",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices",
+                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import JWS
-import GRDB
 import Postback
 import PostbackMint
 import Store
@@ -35,13 +34,13 @@ if arguments[1] == "bulk" {
     // postbacks would take hours; reports read only these columns, so the bodies are left out (receipt_id 0).
     let path = arguments[2]
     let rows = Int(arguments[3]) ?? 10_000_000
-    let store = try StoreDatabase(settings: StoreSettings(path: path))
+    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
     let chunk = 1_000_000
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: rows, by: chunk) {
         let end = min(start + chunk, rows)
-        try store.pool.write { db in
-            try db.execute(sql: """
+        try store.engine.transaction { db in
+            try db.execute("""
                 WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
                 INSERT INTO postbacks (dedup_key, protocol, version, outcome, key_id, environment, countable, received_at,
                     postback_identifier, ad_network_id, source_identifier, advertised_item_id, conversion_type, redownload, did_win,
@@ -59,7 +58,7 @@ if arguments[1] == "bulk" {
                     CASE WHEN i % 7 = 0 THEN 're-engagement' ELSE 'install' END, CASE WHEN i % 2 = 0 THEN 'click' ELSE 'view' END,
                     2, 3, '{}', '{}', 0, 'any', x'00', (i % 50) * 1.0, (i % 50) * 1.0 + 5, 'USD'
                 FROM n
-                """, arguments: [start, end, rows])
+                """, [start, end, rows])
         }
         try store.rollup.fold()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -99,7 +98,7 @@ if arguments[1] == "store" {
         let decision = TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result)
         intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: postback.body, result: result, decision: decision))
     }
-    let store = try StoreDatabase(settings: StoreSettings(path: path))
+    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: intakes.count, by: batchSize) {
         _ = try store.ledger.persist(Array(intakes[start..<min(start + batchSize, intakes.count)]))

@@ -18,6 +18,10 @@ struct ServerSettings: Sendable {
     var logFormat = LogFormat.text
     var logLevel = "info"
     var busyTimeout = 5.0
+    /// PostgreSQL connections one receiver opens at most.
+    var databasePool = 10
+    /// Seconds to open a PostgreSQL connection, or to wait for a free one, before answering 503.
+    var databaseConnectTimeout = 5.0
     /// Seconds one request may take to arrive, from its first header line to its last body byte.
     var requestTimeout = 10.0
     /// Seconds a connection may stay open with no request in progress.
@@ -59,7 +63,7 @@ struct ServerSettings: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
         guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
         let known = Set(["host", "port", "database", "body-limit", "allow-development", "keys-dir", "keys", "accept-ad-network",
-                         "durability", "log-format", "log-level", "busy-timeout", "request-timeout", "idle-timeout",
+                         "durability", "log-format", "log-level", "busy-timeout", "database-pool", "database-connect-timeout", "request-timeout", "idle-timeout",
                          "public-rate", "public-burst"] + adServicesSettingNames)
         if let unknown = object.members.first(where: { !known.contains($0.key) }) {
             throw CLIFailure.usage("\(path): unknown setting \"\(unknown.key)\"")
@@ -98,7 +102,12 @@ struct ServerSettings: Sendable {
         }
         if let host = value("host")?.0 { self.host = host }
         if let port = try parse("port", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) { self.port = port }
-        if let database = value("database")?.0 { self.database = database }
+        if let (database, source) = value("database") {
+            do { _ = try DatabaseLocation(database) } catch { throw CLIFailure.usage("\(source): database \(error.message)") }
+            self.database = database
+        }
+        if let pool = try parse("database-pool", { Int($0).flatMap { (1...1000).contains($0) ? $0 : nil } }) { databasePool = pool }
+        if let timeout = try parse("database-connect-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 600 ? $0 : nil } }) { databaseConnectTimeout = timeout }
         if let limit = try parse("body-limit", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) { bodyLimit = limit }
         if let allow = try parse("allow-development", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { allowDevelopment = allow }
         if let directory = value("keys-dir")?.0 { keysDirectory = directory }

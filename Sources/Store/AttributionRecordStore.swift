@@ -1,6 +1,5 @@
 import AdServices
 import Foundation
-import GRDB
 import JWS
 import Postback
 
@@ -14,50 +13,56 @@ public struct StoredAttribution: Sendable, Equatable {
 
 /// Apple Ads attribution records: AdServices records from token jobs and client-reported iAd dictionaries.
 public struct AttributionRecordStore: Sendable {
-    let pool: DatabasePool
+    let engine: any DatabaseEngine
 
     /// Stores a normalised iAd dictionary, reported by the app and labelled so, once: a repeat with the same app and
     /// install id, or without an install id the same app and exact body, returns the earlier record.
     public func storeClientReported(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
         let dedupKey = installID.map { "iad:\(app ?? ""):install:\($0)" }
             ?? "iad:\(app ?? ""):body:" + Base64.encode(sha256(body), alphabet: .url)
-        return try await pool.write { db in
-            if let existing = try Int64.fetchOne(db, sql: "SELECT id FROM attribution_records WHERE dedup_key = ?", arguments: [dedupKey]) {
+        return try await engine.write { db in
+            if let existing = try db.value("SELECT id FROM attribution_records WHERE dedup_key = ?", [dedupKey], as: Int64.self) {
                 return StoredAttribution(id: existing, isNew: false)
             }
-            let id = try Self.insert(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil)
-            try db.execute(sql: "UPDATE attribution_records SET dedup_key = ? WHERE id = ?", arguments: [dedupKey, id])
+            let id = try Self.insert(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil, dedupKey: dedupKey)
+            guard let id else {
+                // Another receiver stored the same submission a moment ago.
+                let earlier = try db.value("SELECT id FROM attribution_records WHERE dedup_key = ?", [dedupKey], as: Int64.self) ?? 0
+                return StoredAttribution(id: earlier, isNew: false)
+            }
             return StoredAttribution(id: id, isNew: true)
         }
     }
 
     /// Inserts one attribution record row; `jobID` links it to the token job it came from (at most one record per job).
-    static func insert(_ db: Database, _ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date, jobID: Int64?) throws -> Int64 {
-        let values: [(any DatabaseValueConvertible)?] = [
+    /// Returns its id, or nil when a record with the same `dedupKey` exists.
+    @discardableResult
+    static func insert(_ db: any SQLSession, _ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date, jobID: Int64?, dedupKey: String? = nil) throws -> Int64? {
+        let values: [any SQLValueConvertible] = [
             record.source.rawValue, Timestamp.format(receivedAt), app, installID, record.attribution, record.isDetailed, record.isTestPayload,
             record.orgID, record.orgName, record.campaignID, record.campaignName, record.adGroupID, record.adGroupName,
             record.keywordID, record.keyword, record.keywordMatchType, record.adID, record.creativeSetID,
             record.conversionType, record.conversionTypeRaw, record.claimType,
             record.clickDate.map(Timestamp.format), record.impressionDate.map(Timestamp.format),
             record.purchaseDate.map(Timestamp.format), record.conversionDate.map(Timestamp.format),
-            record.countryOrRegion, record.supplyPlacement, JSONValue.object(record.unknownFields).serialized, Data(body), jobID,
+            record.countryOrRegion, record.supplyPlacement, JSONValue.object(record.unknownFields).serialized, Data(body), jobID, dedupKey,
         ]
-        try db.execute(sql: """
+        return try db.value("""
             INSERT INTO attribution_records (source, received_at, app, install_id, attribution, detailed, test_payload,
                 org_id, org_name, campaign_id, campaign_name, ad_group_id, ad_group_name, keyword_id, keyword, keyword_match_type,
                 ad_id, creative_set_id, conversion_type, conversion_type_raw, claim_type, click_date, impression_date,
-                purchase_date, conversion_date, country_or_region, supply_placement, unknown_json, body, job_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: StatementArguments(values.map { $0?.databaseValue ?? .null }))
-        return db.lastInsertedRowID
+                purchase_date, conversion_date, country_or_region, supply_placement, unknown_json, body, job_id, dedup_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING RETURNING id
+            """, values, as: Int64.self)
     }
 
     /// The `apple_ads_attributions` view's columns, oldest first, after the `after` id cursor.
     public func records(after: Int64, limit: Int) async throws -> ReportTable {
         let columns = Self.columns
-        let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(columns.joined(separator: ", ")) FROM apple_ads_attributions WHERE id > ? ORDER BY id LIMIT ?",
-                             arguments: [after, limit]).map { $0.databaseValues.map(ReportTable.cell) }
+        let rows = try await engine.read { db in
+            try db.rows("SELECT \(columns.joined(separator: ", ")) FROM apple_ads_attributions WHERE id > ? ORDER BY id LIMIT ?",
+                        [after, limit]).map { $0.values.map(ReportTable.cell) }
         }
         return ReportTable(columns: columns, rows: rows)
     }
@@ -76,6 +81,9 @@ public struct AttributionReportQuery: Sendable, Equatable {
     public enum Dimension: String, Sendable, CaseIterable {
         case day, app, source, org, campaign, adGroup = "ad_group", keyword, ad, claimType = "claim_type", country
         case conversionType = "conversion_type", supplyPlacement = "supply_placement"
+
+        /// Whether the grouped column holds text (the others are integers).
+        var isText: Bool { ![.org, .campaign, .adGroup, .keyword, .ad].contains(self) }
 
         /// The grouped column and the name column shown beside it (names come from iAd records only).
         var columns: (group: String, name: String?) {
@@ -136,14 +144,16 @@ public struct AttributionReportQuery: Sendable, Equatable {
         return query
     }
 
+    private static func countWhere(_ condition: String) -> String { "coalesce(sum(CASE WHEN \(condition) THEN 1 ELSE 0 END), 0)" }
+
     /// The report's column names: each dimension's columns, then the metrics.
     public var columns: [String] {
         groupBy.flatMap { dimension in [dimension.columns.group] + (dimension.columns.name.map { [$0] } ?? []) } + Self.metrics
     }
 
-    func sql() -> (String, StatementArguments) {
+    func sql(_ dialect: SQLDialect) -> (String, [any SQLValueConvertible]) {
         var conditions: [String] = []
-        var arguments = StatementArguments()
+        var arguments: [any SQLValueConvertible] = []
         if let from { conditions.append("received_at >= ?"); arguments += [Timestamp.format(from)] }
         if let to { conditions.append("received_at < ?"); arguments += [Timestamp.format(to)] }
         if let app { conditions.append("app = ?"); arguments += [app] }
@@ -153,20 +163,26 @@ public struct AttributionReportQuery: Sendable, Equatable {
         } else if !includeClientReported {
             conditions.append("reported_by = 'apple'")
         }
-        if !includeTest { conditions.append("NOT test_payload") }
+        if !includeTest { conditions.append("test_payload = 0") }
         let selected = groupBy.flatMap { dimension in
             [dimension.columns.group] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
         } + [
             // Counts are numbers: a group whose records have no conversion type or claim type counts 0, never null.
-            "count(*)", "coalesce(sum(attribution), 0)", "coalesce(sum(NOT attribution), 0)",
-            "coalesce(sum(conversion_type = 'download'), 0)", "coalesce(sum(conversion_type = 'redownload'), 0)",
-            "coalesce(sum(conversion_type = 'preorder'), 0)", "coalesce(sum(detailed), 0)",
-            "coalesce(sum(lower(claim_type) = 'click'), 0)", "coalesce(sum(lower(claim_type) = 'impression'), 0)",
+            "count(*)", "coalesce(sum(attribution), 0)", "coalesce(sum(1 - attribution), 0)",
+            Self.countWhere("conversion_type = 'download'"), Self.countWhere("conversion_type = 'redownload'"),
+            Self.countWhere("conversion_type = 'preorder'"), "coalesce(sum(detailed), 0)",
+            Self.countWhere("lower(claim_type) = 'click'"), Self.countWhere("lower(claim_type) = 'impression'"),
         ]
         let grouping = groupBy.map(\.columns.group)
         var sql = "SELECT \(selected.joined(separator: ", ")) FROM apple_ads_attributions"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if !grouping.isEmpty { sql += " GROUP BY \(grouping.joined(separator: ", ")) ORDER BY \(grouping.joined(separator: ", "))" }
+        if !grouping.isEmpty {
+            let order = groupBy.map { dimension in
+                dialect.orderTerm(dimension.columns.group, position: 0, isText: dimension.isText)
+            }
+            sql += " GROUP BY \(grouping.joined(separator: ", ")) ORDER BY "
+            sql += dialect == .sqlite ? grouping.joined(separator: ", ") : order.joined(separator: ", ")
+        }
         return (sql, arguments)
     }
 }
@@ -174,10 +190,8 @@ public struct AttributionReportQuery: Sendable, Equatable {
 extension AttributionRecordStore {
     /// Runs an attribution report.
     public func report(_ query: AttributionReportQuery) async throws -> ReportTable {
-        let (sql, arguments) = query.sql()
-        let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { $0.databaseValues.map(ReportTable.cell) }
-        }
+        let (sql, arguments) = query.sql(engine.dialect)
+        let rows = try await engine.read { db in try db.rows(sql, arguments).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: query.columns, rows: rows)
     }
 }

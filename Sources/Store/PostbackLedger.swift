@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import JWS
 import Postback
 
@@ -62,17 +61,20 @@ public enum Disposition: String, Sendable, Equatable {
 /// The postback ledger: every body's receipt, postbacks deduplicated by Apple's keys with the replay and
 /// first-verified-copy rules, decoding at ingest, reverify and redecode.
 public struct PostbackLedger: Sendable {
-    let pool: DatabasePool
+    let engine: any DatabaseEngine
     let catalog: SchemaCatalog
 
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
     /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
     public func persist(_ batch: [Intake]) throws -> [Disposition] {
         let catalog = self.catalog
-        return try pool.write { db in try batch.map { try Self.persist($0, db, catalog: catalog) } }
+        return try engine.transaction { db in
+            try catalog.refresh(db)
+            return try batch.map { try Self.persist($0, db, catalog: catalog) }
+        }
     }
 
-    static func persist(_ intake: Intake, _ db: Database, catalog: SchemaCatalog) throws -> Disposition {
+    static func persist(_ intake: Intake, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {
         guard let row = intake.row, let postback = intake.result.postback else {
             _ = try insertReceipt(db, intake, disposition: .rejected)
             return .rejected
@@ -83,78 +85,78 @@ public struct PostbackLedger: Sendable {
             try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog, isNewRow: true)
             return .stored
         }
-        let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?"), arguments: [postback.dedupKey])!
-        let rowID: Int64 = existing["id"]
-        let existingOutcome: String = existing["outcome"]
-        if existingOutcome != VerificationOutcome.verified.rawValue, intake.result.outcome == .verified {
+        // The row exists (perhaps just committed by another receiver); lock it so racing copies are judged one at a time.
+        let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
+        guard let existing = try db.row("SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?\(lock)", [postback.dedupKey]) else {
+            throw LedgerInconsistency(dedupKey: postback.dedupKey)
+        }
+        let rowID = try existing.get("id", as: Int64.self)
+        let existingOutcome = try existing.get("outcome", as: String.self)
+        let hash = try existing.get("content_hash", as: Data.self)
+        let disposition = Disposition.forCopy(existingOutcome: existingOutcome, existingHash: hash, incoming: intake.result.outcome, incomingHash: row.contentHash)
+        switch disposition {
+        case .stored:
             // A verified copy replaces one that is not (unverifiable, or found invalid by `reverify`), so a forgery under
             // an unknown kid can never block the real postback.
             try row.update(db, id: rowID, receiptID: receiptID)
             try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
             return .stored
+        case .duplicate, .unverifiedCopy, .replay, .rejected:
+            let column = switch disposition {
+            case .duplicate: "duplicates"
+            case .unverifiedCopy: "unverified_copies"
+            default: "replays"
+            }
+            try db.execute("UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?", [rowID])
+            try db.execute("UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?", [disposition.rawValue, rowID, receiptID])
+            return disposition
         }
-        let hash: Data = existing["content_hash"]
-        let disposition: Disposition
-        if hash == row.contentHash {
-            disposition = .duplicate
-        } else if existingOutcome == VerificationOutcome.verified.rawValue, intake.result.outcome != .verified {
-            disposition = .unverifiedCopy
-        } else {
-            disposition = .replay
-        }
-        let column = switch disposition {
-        case .duplicate: "duplicates"
-        case .unverifiedCopy: "unverified_copies"
-        default: "replays"
-        }
-        try db.cachedStatement(sql: "UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?").execute(arguments: [rowID])
-        try db.cachedStatement(sql: "UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?").execute(arguments: [disposition.rawValue, rowID, receiptID])
-        return disposition
     }
 
     /// Writes a receipt and rolls it back: proves a commit of the ingest path can succeed now, without keeping anything.
     public func probeWrite() async throws {
-        try await pool.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try db.execute(sql: "INSERT INTO receipts (received_at, route, body, outcome, disposition) VALUES ('', 'probe', x'', 'invalid', 'rejected')")
-                return .rollback
+        do {
+            try await engine.write { db -> Void in
+                try db.execute("INSERT INTO receipts (received_at, route, body, outcome, disposition) VALUES ('', 'probe', ?, 'invalid', 'rejected')", [Data()])
+                throw ProbeRollback()
             }
-        }
+        } catch is ProbeRollback {}
     }
 
     /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.
-    private static func insertReceipt(_ db: Database, _ intake: Intake, disposition: Disposition) throws -> Int64 {
-        try db.cachedStatement(
-            sql: "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?)"
-        ).execute(arguments: [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue])
-        return db.lastInsertedRowID
+    private static func insertReceipt(_ db: any SQLSession, _ intake: Intake, disposition: Disposition) throws -> Int64 {
+        let id = try db.value(
+            "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue],
+            as: Int64.self)
+        return id ?? 0
     }
 
     /// Re-checks every unverifiable postback with `check` and records what it finds now.
-    public func reverify(_ check: @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
-        let rows = try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT p.id, p.route, r.body, p.received_at, p.receipt_id FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.outcome = 'unverifiable' ORDER BY p.id")
+    public func reverify(_ check: @escaping @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
+        let rows = try await engine.read { db in
+            try db.rows("SELECT p.id, p.route, r.body, p.received_at, p.receipt_id FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.outcome = 'unverifiable' ORDER BY p.id", [])
         }
         var summary = ReverifySummary()
         for row in rows {
             summary.checked += 1
-            let id: Int64 = row["id"]
-            let route: String = row["route"]
-            let body: Data = row["body"]
-            let receivedAt: String = row["received_at"]
+            let id = try row.get("id", as: Int64.self)
+            let route = try row.get("route", as: String.self)
+            let body = try row.get("body", as: Data.self)
+            let receivedAt = try row.get("received_at", as: String.self)
             let (result, decision) = check(route, Array(body))
             switch result {
             case .verified(let postback, _):
-                let receiptID: Int64 = row["receipt_id"]
-                try await pool.write { db in
-                    try PostbackRow(postback: postback, intake: (route, result, decision), receivedAt: receivedAt, reason: nil).update(db, id: id, receiptID: receiptID)
-                }
+                let receiptID = try row.get("receipt_id", as: Int64.self)
+                let updated = PostbackRow(postback: postback, intake: (route, result, decision), receivedAt: receivedAt, reason: nil)
+                try await engine.write { db in try updated.update(db, id: id, receiptID: receiptID) }
                 summary.promoted += 1
             case .unverifiable:
                 summary.stillUnverifiable += 1
             case .invalid(let problem, _):
-                try await pool.write { db in
-                    try db.execute(sql: "UPDATE postbacks SET outcome = 'invalid', reason = ?, countable = 0 WHERE id = ?", arguments: [problem.reason.rawValue, id])
+                let reason = problem.reason.rawValue
+                try await engine.write { db in
+                    try db.execute("UPDATE postbacks SET outcome = 'invalid', reason = ?, countable = 0 WHERE id = ? AND outcome = 'unverifiable'", [reason, id])
                 }
                 summary.nowInvalid += 1
             }
@@ -168,17 +170,20 @@ public struct PostbackLedger: Sendable {
         let appID = Int64(app) ?? -1
         let fromText = from.map(Timestamp.format) ?? ""
         let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')" + (onlyUndecoded ? " AND decode_status IS NULL" : "")
-        let ids = try await pool.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM postbacks WHERE \(filter) ORDER BY id", arguments: [appID, fromText]) }
-        let verifier = PostbackVerifier(keyRing: try KeyRing([]))
+        let ids = try await engine.read { db in
+            try db.rows("SELECT id FROM postbacks WHERE \(filter) ORDER BY id", [appID, fromText]).map { try $0.get("id", as: Int64.self) }
+        }
         let catalog = self.catalog
         var done = 0
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
-            try await pool.write { db in
+            try await engine.write { db in
+                try catalog.refresh(db)
+                let verifier = PostbackVerifier(keyRing: try KeyRing([]))
                 for id in chunk {
-                    guard let row = try Row.fetchOne(db, sql: "SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", arguments: [id]) else { continue }
-                    let body: Data = row["body"]
-                    let route: String = row["route"]
-                    let receivedAt: String = row["received_at"]
+                    guard let row = try db.row("SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", [id]) else { continue }
+                    let body = try row.get("body", as: Data.self)
+                    let route = try row.get("route", as: String.self)
+                    let receivedAt = try row.get("received_at", as: String.self)
                     // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
                     guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
                           let time = Timestamp.parse(receivedAt) else { continue }
@@ -189,6 +194,27 @@ public struct PostbackLedger: Sendable {
             progress(done, ids.count)
         }
         return done
+    }
+}
+
+/// Thrown inside ``PostbackLedger/probeWrite()`` so the engine rolls the probe back.
+private struct ProbeRollback: Error {}
+
+/// A postback's insert conflicted but no row has its dedup key: the database is being changed under the store.
+struct LedgerInconsistency: Error, CustomStringConvertible {
+    let dedupKey: String
+    var description: String { "postback \(dedupKey) conflicted on insert but is not stored" }
+}
+
+extension Disposition {
+    /// What a copy of an already stored postback does, from the stored row's outcome and content hash and the copy's.
+    /// `.stored` means the copy replaces the row: a verified copy always replaces one that is not verified.
+    static func forCopy(existingOutcome: String, existingHash: Data, incoming: VerificationOutcome, incomingHash: Data) -> Disposition {
+        let verified = VerificationOutcome.verified.rawValue
+        if existingOutcome != verified, incoming == .verified { return .stored }
+        if existingHash == incomingHash { return .duplicate }
+        if existingOutcome == verified, incoming != .verified { return .unverifiedCopy }
+        return .replay
     }
 }
 

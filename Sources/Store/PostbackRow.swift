@@ -1,12 +1,11 @@
 import Foundation
-import GRDB
 import JWS
 import Postback
 
 /// A postback flattened into the `postbacks` table's columns, prepared outside the writer so the single
 /// writer thread only runs SQL. `receipt_id` is the last column and is filled in at insert time.
 struct PostbackRow: Sendable {
-    let values: [DatabaseValue]
+    let values: [SQLValue]
     let contentHash: Data
 
     init(postback: Postback, intake: (route: String, result: VerificationResult, decision: PolicyDecision), receivedAt: String, reason: String?) {
@@ -23,7 +22,7 @@ struct PostbackRow: Sendable {
         let unsignedJSON = Self.canonical(postback.unsignedFields)
         let tier = postback.tier
         contentHash = Data(sha256(Array(signedJSON.utf8) + [0x0A] + Array(unsignedJSON.utf8)))
-        let named: [(column: String, value: (any DatabaseValueConvertible)?)] = [
+        let named: [(column: String, value: any SQLValueConvertible)] = [
             ("dedup_key", postback.dedupKey),
             ("protocol", postback.family.rawValue),
             ("version", postback.version),
@@ -63,7 +62,7 @@ struct PostbackRow: Sendable {
             ("content_hash", contentHash),
         ]
         assert(named.map(\.column) + ["receipt_id"] == Self.columnNames, "PostbackRow values and columnNames disagree")
-        values = named.map { $0.value?.databaseValue ?? .null }
+        values = named.map { $0.value.sqlValue }
     }
 
     /// Members sorted by key, so the same content in another order hashes the same.
@@ -71,19 +70,18 @@ struct PostbackRow: Sendable {
         JSONValue.object(JSONObject(object.members.sorted { $0.key < $1.key })).serialized
     }
 
-    /// Inserts the row unless its dedup key exists; returns the new id, or nil on a conflict.
-    func insertIfNew(_ db: Database, receiptID: Int64) throws -> Int64? {
-        // The column list is the same for every row, so the statement is compiled once per connection and cached.
-        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments(values + [receiptID.databaseValue]))
-        return db.changesCount > 0 ? db.lastInsertedRowID : nil
+    /// Inserts the row unless its dedup key exists; returns the new id, or nil on a conflict. The database's unique
+    /// constraint decides, so two receivers inserting the same postback at once store it once.
+    func insertIfNew(_ db: any SQLSession, receiptID: Int64) throws -> Int64? {
+        try db.value(Self.insertSQL, values + [SQLValue.integer(receiptID)], as: Int64.self)
     }
 
     static let columns = PostbackRow.columnNames
-    static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING"
+    static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING RETURNING id"
     static let updateSQL = "UPDATE postbacks SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
-    func update(_ db: Database, id: Int64, receiptID: Int64) throws {
-        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(values + [receiptID.databaseValue, id.databaseValue]))
+    func update(_ db: any SQLSession, id: Int64, receiptID: Int64) throws {
+        try db.execute(Self.updateSQL, values + [SQLValue.integer(receiptID), SQLValue.integer(id)])
     }
 
     /// The columns in the order `values` lists them.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import JWS
 import Postback
 
@@ -46,11 +45,14 @@ public struct ReportQuery: Sendable, Equatable {
         case window, didWin = "did_win", interaction, country, tier, event, publisher
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
 
+        /// Whether the dimension's values are text (the others are integers).
+        var isText: Bool { ![.app, .window, .didWin, .tier].contains(self) }
+
         /// The SQL for this dimension over `columns`; nil when the rollup cannot answer it.
-        func expression(_ columns: ReportColumns) -> String? {
+        func expression(_ columns: ReportColumns, _ dialect: SQLDialect = .sqlite) -> String? {
             switch self {
             case .day: columns.day
-            case .week: Self.isoWeek(columns.day)
+            case .week: dialect.isoWeek(columns.day)
             case .app: columns.app
             case .adNetwork: columns.adNetwork
             case .protocol: columns.family
@@ -69,21 +71,12 @@ public struct ReportQuery: Sendable, Equatable {
             case .event: columns.isRollup ? nil : "e.name"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
             case .publisher: columns.isRollup ? nil : "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
-            case .campaignName: columns.isRollup ? nil : Self.levelName(0)
-            case .adGroupName: columns.isRollup ? nil : Self.levelName(1)
-            case .creativeName: columns.isRollup ? nil : Self.levelName(2)
+            case .campaignName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")
+            case .adGroupName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")
+            case .creativeName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")
             }
         }
 
-        /// The ISO 8601 week of a `YYYY-MM-DD` day as `2026-W48`: the week-year and week of that week's Thursday
-        /// (SQLite before 3.46 has no `%G` or `%V`). Weeks start on Monday; 2027-01-03 is in 2026-W53.
-        static func isoWeek(_ day: String) -> String {
-            let thursday = "\(day), (3 - (CAST(strftime('%w', \(day)) AS INTEGER) + 6) % 7) || ' days'"
-            return "strftime('%Y', \(thursday)) || '-W' || printf('%02d', (CAST(strftime('%j', \(thursday)) AS INTEGER) - 1) / 7 + 1)"
-        }
-
-        /// The name the schema gives level `index` of the source identifier (levels in schema order).
-        private static func levelName(_ index: Int) -> String { "json_extract(c.source_levels, '$[\(index)].name')" }
     }
 
     public var from: Date?
@@ -172,9 +165,9 @@ public struct ReportQuery: Sendable, Equatable {
     }
 
     /// The WHERE clause over `columns` and its bound arguments.
-    func whereClause(_ columns: ReportColumns = .rows) -> (sql: String, arguments: StatementArguments) {
+    func whereClause(_ columns: ReportColumns = .rows) -> (sql: String, arguments: [any SQLValueConvertible]) {
         var conditions: [String] = []
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var arguments: [any SQLValueConvertible] = []
         if !includeUncounted { conditions.append("\(columns.countable) = 1") }
         if columns.isRollup {
             if let from { conditions.append("\(columns.day) >= ?"); arguments.append(String(Timestamp.format(from).prefix(10))) }
@@ -185,7 +178,7 @@ public struct ReportQuery: Sendable, Equatable {
         }
         if let app { conditions.append("\(columns.app) = ?"); arguments.append(app) }
         if let adNetwork { conditions.append("\(columns.adNetwork) = ?"); arguments.append(adNetwork) }
-        if let sourcePrefix { conditions.append("substr(\(columns.source), 1, ?) = ?"); arguments += [sourcePrefix.count, sourcePrefix] }
+        if let sourcePrefix { conditions.append("substr(\(columns.source), 1, \(sourcePrefix.count)) = ?"); arguments.append(sourcePrefix) }
         switch conversionType {
         case "install": conditions.append("\(columns.conversionClass) = 'install'")
         case "re-engagement", "reengagement": conditions.append("\(columns.conversionClass) = 're-engagement'")
@@ -199,7 +192,7 @@ public struct ReportQuery: Sendable, Equatable {
         if let environment { conditions.append("\(columns.environment) = ?"); arguments.append(environment) }
         if let tier { conditions.append("\(columns.tier) = ?"); arguments.append(tier) }
         if let family { conditions.append("\(columns.family) = ?"); arguments.append(family.rawValue) }
-        return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), StatementArguments(arguments))
+        return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), arguments)
     }
 
     /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column and the time
@@ -216,67 +209,71 @@ public struct ReportQuery: Sendable, Equatable {
     ]
 
     /// The report SQL: one row per group with `metrics`, from the rollup when it can answer, else from the rows.
-    func sql(forceRows: Bool = false) -> (sql: String, arguments: StatementArguments) {
-        !forceRows && rollupAnswers ? rollupSQL() : rowsSQL()
+    func sql(forceRows: Bool = false, dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
+        !forceRows && rollupAnswers ? rollupSQL(dialect) : rowsSQL(dialect)
     }
 
-    private func groupAndOrder(_ columns: ReportColumns) -> (select: [String], tail: String) {
-        let select = groupBy.map { "\($0.expression(columns)!) AS \"\($0.rawValue)\"" }
+    private func groupAndOrder(_ columns: ReportColumns, _ dialect: SQLDialect) -> (select: [String], tail: String) {
+        let expressions = groupBy.map { $0.expression(columns, dialect)! }
+        let select = zip(groupBy, expressions).map { "\($1) AS \"\($0.rawValue)\"" }
         guard !groupBy.isEmpty else { return (select, "") }
         let positions = (1...groupBy.count).map(String.init).joined(separator: ", ")
-        return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(positions)")
+        let order = zip(groupBy, expressions).enumerated().map { index, pair in
+            dialect.orderTerm(pair.1, position: index + 1, isText: pair.0.isText)
+        }
+        return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(order.joined(separator: ", "))")
     }
 
     /// The metric columns in `ReportQuery.metrics` order, from one source's expressions.
     private static func metricColumns(
-        count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
+        _ dialect: SQLDialect, count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
         shareWithoutValue: String, shareWithValue: String, duplicates: String, replays: String
     ) -> [String] {
         let expressions = [
-            count(nil), count("countable"), count("conversion_class = 'install'"), count("conversion_class = 're-engagement'"),
+            count(nil), count("countable = 1"), count("conversion_class = 'install'"), count("conversion_class = 're-engagement'"),
             count("did_win = 1"), count("did_win = 0"), events,
-            "round(coalesce(sum(\(revenueMin)), 0), 2)", "round(coalesce(sum(\(revenueMax)), 0), 2)",
-            "round(coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0), 2)",
+            dialect.round("coalesce(sum(\(revenueMin)), 0)", 2), dialect.round("coalesce(sum(\(revenueMax)), 0)", 2),
+            dialect.round("coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0)", 2),
             shareWithoutValue, shareWithValue, duplicates, replays,
         ]
         return zip(expressions, metrics).map { "\($0) AS \($1)" }
     }
 
-    private func rollupSQL() -> (sql: String, arguments: StatementArguments) {
+    private func rollupSQL(_ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         let columns = ReportColumns.rollup
         let (whereSQL, arguments) = whereClause(columns)
-        let (grouping, tail) = groupAndOrder(columns)
-        let metrics = Self.metricColumns(
+        let (grouping, tail) = groupAndOrder(columns, dialect)
+        let metrics = Self.metricColumns(dialect,
             count: { condition in
                 condition.map { "coalesce(sum(CASE WHEN r.\($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
             },
             events: "coalesce(sum(r.events), 0)", revenueMin: "r.revenue_min", revenueMax: "r.revenue_max",
-            shareWithoutValue: "round(sum(r.without_value) * 1.0 / sum(r.postbacks), 4)",
-            shareWithValue: "round(sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks), 4)",
+            shareWithoutValue: dialect.round("sum(r.without_value) * 1.0 / sum(r.postbacks)", 4),
+            shareWithValue: dialect.round("sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks)", 4),
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
         let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r " + whereSQL + tail
         return (sql, arguments)
     }
 
-    private func rowsSQL() -> (sql: String, arguments: StatementArguments) {
+    private func rowsSQL(_ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         let columns = ReportColumns.rows
         let (whereSQL, arguments) = whereClause(columns)
-        let (grouping, tail) = groupAndOrder(columns)
+        let (grouping, tail) = groupAndOrder(columns, dialect)
         let byEvent = groupBy.contains(.event)
         // Grouped by event, each event row carries its own revenue; otherwise the postback's decoded total.
         let revenueMin = byEvent ? "e.revenue_min" : "c.revenue_min"
         let revenueMax = byEvent ? "e.revenue_max" : "c.revenue_max"
         let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)" : "coalesce(sum(c.event_count), 0)"
         let firstEventOnly = "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN"
-        let metrics = Self.metricColumns(
+        let metrics = Self.metricColumns(dialect,
             count: { condition in
                 // Joined with events a postback spans several rows, so counts must be distinct; otherwise plain sums are exact and far cheaper.
                 if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN c.\($0) THEN c.id END" } ?? "c.id"))" }
                 return condition.map { "sum(CASE WHEN c.\($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
             },
             events: events, revenueMin: revenueMin, revenueMax: revenueMax,
-            shareWithoutValue: "round(avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END), 4)",
-            shareWithValue: "round(avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END), 4)",
+            shareWithoutValue: dialect.round("avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END)", 4),
+            shareWithValue: dialect.round("avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END)", 4),
             duplicates: "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates"))",
             replays: "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays"))")
         var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c"
@@ -307,62 +304,47 @@ struct ReportColumns {
 
 /// Reports and conversion pages over counted postbacks.
 public struct ReportReader: Sendable {
-    let pool: DatabasePool
+    let engine: any DatabaseEngine
 
     /// Runs a report (from the rollup when it can answer; `forceRows` scans the rows, for checking the two agree).
     public func report(_ query: ReportQuery, forceRows: Bool = false) async throws -> ReportTable {
-        let (sql, arguments) = query.sql(forceRows: forceRows)
+        let (sql, arguments) = query.sql(forceRows: forceRows, dialect: engine.dialect)
         let columns = query.groupBy.map(\.rawValue) + ReportQuery.metrics
-        let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                row.databaseValues.map(ReportTable.cell)
-            }
-        }
+        let rows = try await engine.read { db in try db.rows(sql, arguments).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: columns, rows: rows)
     }
 
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
     public func conversions(_ query: ReportQuery, after: Int64, limit: Int) async throws -> ReportTable {
-        let (sql, boundArguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let columns = Self.conversionColumns
-        let rows = try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: boundArguments).map { row in row.databaseValues.map(ReportTable.cell) }
-        }
-        return ReportTable(columns: columns, rows: rows)
+        let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
+        let rows = try await engine.read { db in try db.rows(sql, arguments).map { $0.values.map(ReportTable.cell) } }
+        return ReportTable(columns: Self.conversionColumns, rows: rows)
     }
 
-    /// The same page as ``conversions(_:after:limit:)`` written straight to CSV from SQLite's rows, for large exports.
+    /// The same page as ``conversions(_:after:limit:)`` written straight to CSV, for large exports.
     /// Returns the CSV text (header first) and the last id on the page.
     public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
-        let (sql, boundArguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let columns = Self.conversionColumns
-        return try await pool.read { db in
-            var csv = columns.joined(separator: ",") + "\r\n"
-            csv.reserveCapacity(limit * 200)
-            var lastID: Int64?
-            var count = 0
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: boundArguments)
-            while let row = try cursor.next() {
-                for (index, value) in row.databaseValues.enumerated() {
-                    if index > 0 { csv += "," }
-                    switch value.storage {
-                    case .null: break
-                    case .int64(let integer): csv += String(integer)
-                    case .double(let double): csv += double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double)
-                    case .string(let text): csv += CSVField.text(text)
-                    case .blob: break
-                    }
+        let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
+        let rows = try await engine.read { db in try db.rows(sql, arguments) }
+        var csv = Self.conversionColumns.joined(separator: ",") + "\r\n"
+        csv.reserveCapacity(rows.count * 200)
+        for row in rows {
+            for (index, value) in row.values.enumerated() {
+                if index > 0 { csv += "," }
+                switch value {
+                case .null, .blob: break
+                case .integer(let integer): csv += String(integer)
+                case .real(let double): csv += ReportTable.number(double)
+                case .text(let text): csv += CSVField.text(text)
                 }
-                csv += "\r\n"
-                lastID = row[0]
-                count += 1
             }
-            return (csv, lastID, count)
+            csv += "\r\n"
         }
+        return (csv, try rows.last?.get(at: 0, as: Int64.self), rows.count)
     }
 
     /// One page of the `conversions` view after the `after` id cursor, with the query's filters.
-    static func conversionsPageSQL(_ query: ReportQuery, after: Int64, limit: Int) -> (sql: String, arguments: StatementArguments) {
+    static func conversionsPageSQL(_ query: ReportQuery, after: Int64, limit: Int) -> (sql: String, arguments: [any SQLValueConvertible]) {
         var (whereSQL, arguments) = query.whereClause()
         whereSQL += (whereSQL.isEmpty ? "WHERE " : " AND ") + "c.id > ?"
         arguments += [after, limit]
@@ -385,14 +367,25 @@ public struct ReportTable: Sendable {
     public let columns: [String]
     public let rows: [[JSONValue]]
 
+    /// Creates a table.
+    public init(columns: [String], rows: [[JSONValue]]) {
+        self.columns = columns
+        self.rows = rows
+    }
+
     /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.
-    static func cell(_ value: DatabaseValue) -> JSONValue {
-        switch value.storage {
+    static func cell(_ value: SQLValue) -> JSONValue {
+        switch value {
         case .null: .null
-        case .int64(let integer): .number(String(integer))
-        case .double(let double): .number(double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double))
-        case .string(let text): .string(text)
-        case .blob(let data): .string(Base64.encode(Array(data), alphabet: .standard))
+        case .integer(let integer): .number(String(integer))
+        case .real(let double): .number(number(double))
+        case .text(let text): .string(text)
+        case .blob(let bytes): .string(Base64.encode(bytes, alphabet: .standard))
         }
+    }
+
+    /// A double as report text: whole values without a fraction.
+    static func number(_ double: Double) -> String {
+        double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double)
     }
 }

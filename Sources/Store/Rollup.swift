@@ -1,5 +1,3 @@
-import GRDB
-
 /// The SQL that keeps `conversion_rollup`: its columns, one postback's contribution, and the batch fold.
 enum Rollup {
     /// The key: NULL dimensions are stored as '' or -1 so the unique key treats them as equal.
@@ -14,7 +12,7 @@ enum Rollup {
     /// Postbacks the rollup counts.
     static func counted(_ row: String) -> String { "\(row).outcome IN ('verified', 'unverifiable')" }
 
-    /// One postback's key and sums, reading the postbacks row `row` (an alias, or NEW / OLD in a trigger).
+    /// One postback's key and sums, reading the postbacks row `row`.
     static func values(row p: String) -> [String] {
         [
             "substr(\(p).received_at, 1, 10)", "\(p).advertised_item_id", "\(p).ad_network_id", "\(p).protocol", "\(p).outcome",
@@ -22,40 +20,63 @@ enum Rollup {
             "\(p).conversion_type", "coalesce(\(p).conversion_class, '')", "\(p).conversion_window", "\(p).did_win",
             "coalesce(\(p).interaction, '')", "coalesce(\(p).country_code, '')", "\(p).tier_min",
             "1", "\(p).event_count", "coalesce(\(p).revenue_min, 0)", "coalesce(\(p).revenue_max, 0)",
-            "(\(p).conversion_value IS NULL AND \(p).coarse_value IS NULL)", "\(p).duplicates", "\(p).replays",
+            "CASE WHEN \(p).conversion_value IS NULL AND \(p).coarse_value IS NULL THEN 1 ELSE 0 END", "\(p).duplicates", "\(p).replays",
         ]
     }
 
     static let upsert = "ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET "
-        + sums.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
+        + sums.map { "\($0) = conversion_rollup.\($0) + excluded.\($0)" }.joined(separator: ", ")
 
-    /// Folds the counted postbacks with ids in (?, ?] into the rollup, one upsert per key.
-    static let fold: String = {
+    /// `INSERT ... SELECT` of the summed contributions of the rows of `source` (aliased `p`).
+    static func insert(from source: String, where condition: String) -> String {
         let contribution = values(row: "p")
         let selected = contribution.prefix(key.count) + contribution.dropFirst(key.count).map { "sum(\($0))" }
         return "INSERT INTO conversion_rollup (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
-            + "FROM postbacks p WHERE p.id > ? AND p.id <= ? AND \(counted("p")) "
+            + "FROM \(source) p WHERE \(condition) AND \(counted("p")) "
             + "GROUP BY \((1...key.count).map(String.init).joined(separator: ", ")) \(upsert)"
-    }()
+    }
+
+    /// SQLite: folds the counted postbacks with ids in (?, ?]. One writer assigns ids in commit order, so a high-water
+    /// mark (`rollup_state.folded_through`) says what is folded.
+    static let sqliteFold = insert(from: "postbacks", where: "p.id > ? AND p.id <= ?")
+
+    /// PostgreSQL: marks up to ? rows not yet rolled up, oldest first, and folds them, in one statement; returns how many.
+    /// Receivers commit ids out of order, so each row carries its own `rolled_up` flag; rows another transaction holds are
+    /// skipped and folded next time.
+    static let postgresFold = """
+        WITH batch AS (
+            UPDATE postbacks SET rolled_up = true
+            WHERE id IN (SELECT id FROM postbacks WHERE NOT rolled_up ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+            RETURNING *
+        ), folded AS (\(insert(from: "batch", where: "true")) RETURNING 1)
+        SELECT count(*) FROM batch
+        """
 }
 
 /// The report rollup: new postbacks folded in batches (reports read `conversion_rollup_live`, which adds the rows not
 /// yet folded, so they are exact either way).
 public struct ReportRollup: Sendable {
-    let pool: DatabasePool
+    let engine: any DatabaseEngine
 
-    /// Folds postbacks not yet in `conversion_rollup` into it, at most `limit` ids' worth, oldest first, in one
-    /// transaction; returns how many ids it got through (0 when there was nothing to fold). It blocks the calling
-    /// thread: the commit thread and tools call it.
+    /// Folds postbacks not yet in `conversion_rollup` into it, at most `limit` rows' worth, oldest first, in one
+    /// transaction; returns how many it got through (0 when there was nothing to fold, or another receiver is folding).
+    /// It blocks the calling thread: the commit thread and tools call it.
     @discardableResult
     public func fold(limit: Int64 = .max) throws -> Int64 {
-        try pool.write { db in
-            let folded = try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state") ?? 0
-            guard let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks"), last > folded else { return 0 }
-            let through = limit >= last - folded ? last : folded + limit
-            try db.cachedStatement(sql: Rollup.fold).execute(arguments: [folded, through])
-            try db.cachedStatement(sql: "UPDATE rollup_state SET folded_through = ?").execute(arguments: [through])
-            return through - folded
+        try engine.transaction { db in
+            switch db.dialect {
+            case .sqlite:
+                let folded = try db.value("SELECT folded_through FROM rollup_state", as: Int64.self) ?? 0
+                guard let last = try db.value("SELECT max(id) FROM postbacks", as: Int64.self), last > folded else { return 0 }
+                let through = limit >= last - folded ? last : folded + limit
+                try db.execute(Rollup.sqliteFold, [folded, through])
+                try db.execute("UPDATE rollup_state SET folded_through = ?", [through])
+                return through - folded
+            case .postgres:
+                // One receiver folds at a time; the others skip rather than wait.
+                guard try db.value("SELECT pg_try_advisory_xact_lock(?)", [PostgresMigrations.lockKey + 1], as: Bool.self) == true else { return 0 }
+                return try db.value(Rollup.postgresFold, [limit], as: Int64.self) ?? 0
+            }
         }
     }
 }

@@ -1,11 +1,14 @@
 import ConversionSchema
 import Foundation
-import GRDB
 import JWS
 import Postback
 import Synchronization
 
 /// The current schema of each app, held in memory for decoding at ingest and kept in step with the `schemas` table.
+///
+/// Several receivers may share one database, so the catalogue does not trust its own memory: ``refresh(_:)`` compares
+/// each app's latest revision in the database with the one held and loads what changed. Ingest refreshes once per
+/// commit, inside the commit's transaction.
 public final class SchemaCatalog: Sendable {
     /// A stored schema revision.
     public struct Entry: Sendable {
@@ -23,18 +26,17 @@ public final class SchemaCatalog: Sendable {
     /// The current schema for `app`.
     public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
 
-    func set(_ entry: Entry, app: String) { entries.withLock { $0[app] = entry } }
-
-    /// Loads the latest revision of every app's schema.
-    func load(_ db: Database) throws {
-        let rows = try Row.fetchAll(db, sql: """
-            SELECT app, revision, document FROM schemas s
-            WHERE revision = (SELECT max(revision) FROM schemas WHERE app = s.app)
-            """)
-        for row in rows {
-            let document: String = row["document"]
+    /// Loads every app whose latest revision differs from the one held.
+    func refresh(_ session: any SQLSession) throws {
+        let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
+        let held = entries.withLock { $0.mapValues(\.revision) }
+        for row in latest {
+            let app = try row.get("app", as: String.self)
+            let revision = try row.get("revision", as: Int.self)
+            guard held[app] != revision else { continue }
+            let document = try session.value("SELECT document FROM schemas WHERE app = ? AND revision = ?", [app, revision], as: String.self) ?? ""
             if let schema = SchemaReader.check(Array(document.utf8)).schema {
-                set(Entry(revision: row["revision"], schema: schema), app: row["app"])
+                entries.withLock { $0[app] = Entry(revision: revision, schema: schema) }
             }
         }
     }
@@ -44,33 +46,33 @@ public final class SchemaCatalog: Sendable {
 enum EventWriter {
     /// Replaces the events of postback `rowID` with what the app's current schema says, or marks it undecoded.
     /// A row just inserted has no events and no decode columns yet, so clearing them is skipped.
-    static func decode(_ db: Database, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog, isNewRow: Bool = false) throws {
+    static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog, isNewRow: Bool = false) throws {
         let app = String(postback.advertisedItemID)
         let entry = catalog.entry(app: app)
         if isNewRow, entry == nil { return }
-        if !isNewRow { try db.cachedStatement(sql: "DELETE FROM postback_events WHERE postback_id = ?").execute(arguments: [rowID]) }
+        if !isNewRow { try db.execute("DELETE FROM postback_events WHERE postback_id = ?", [rowID]) }
         guard let entry else {
-            try db.execute(sql: "UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?", arguments: [rowID])
+            try db.execute("UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?", [rowID])
             return
         }
         switch SchemaDecoder.decode(entry.schema, postback: postback, receivedAt: receivedAt) {
         case .failure(let failure):
-            try db.execute(sql: "UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?",
-                           arguments: [failure.rawValue, entry.revision, rowID])
+            try db.execute("UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?",
+                           [failure.rawValue, entry.revision, rowID])
         case .success(let decoded):
             for (index, event) in decoded.events.enumerated() {
                 let properties = event.properties.isEmpty && decoded.properties.isEmpty ? nil
                     : JSONValue.object(JSONObject(decoded.properties.merging(event.properties) { $1 }.sorted { $0.key < $1.key }
                         .map { JSONMember(key: $0.key, value: .string($0.value)) })).serialized
-                try db.cachedStatement(sql: """
+                try db.execute("""
                     INSERT INTO postback_events (postback_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).execute(arguments: [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
-                                     event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
+                    """, [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
+                          event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
             }
             let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
-            try db.cachedStatement(sql: "UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?")
-                .execute(arguments: [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source,
+            try db.execute("UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?",
+                           [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source,
                                      decoded.events.reduce(0) { $0 + ($1.count ?? 1) }, rowID])
         }
     }

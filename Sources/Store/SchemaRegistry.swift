@@ -1,17 +1,22 @@
 import ConversionSchema
 import Foundation
-import GRDB
 import Postback
 
 /// Conversion-value schemas: every uploaded revision, and the catalogue of each app's current one that ingest decodes with.
 public struct SchemaRegistry: Sendable {
-    let pool: DatabasePool
+    let engine: any DatabaseEngine
     let catalog: SchemaCatalog
 
-    /// Whether `app` has a current schema that ingest and redecode decode with.
-    public func hasCurrentSchema(app: String) -> Bool { catalog.entry(app: app) != nil }
+    /// Whether `app` has a current schema that ingest and redecode decode with (another receiver may have uploaded it).
+    public func hasCurrentSchema(app: String) async throws -> Bool {
+        let catalog = self.catalog
+        try await engine.read { session in try catalog.refresh(session) }
+        return catalog.entry(app: app) != nil
+    }
 
     /// Checks and stores a schema document for `app`, then decodes that app's postbacks that were waiting for one.
+    /// The revision is the next for the app; two uploads racing on different receivers get different revisions, because
+    /// `(app, revision)` is unique and the loser retries.
     public func put(app: String, document: [UInt8]) async throws -> SchemaUpload {
         let check = SchemaReader.check(document)
         guard let schema = check.schema else { return .invalid(check.errors) }
@@ -19,22 +24,33 @@ public struct SchemaRegistry: Sendable {
             return .invalid([SchemaDiagnostic(severity: .error, path: "$.app", message: "is \(schema.app) but the upload is for app \(app)")])
         }
         let catalog = self.catalog
-        let revision = try await pool.write { db -> Int in
-            let revision = (try Int.fetchOne(db, sql: "SELECT max(revision) FROM schemas WHERE app = ?", arguments: [app]) ?? 0) + 1
-            try db.execute(sql: "INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?)",
-                           arguments: [app, revision, String(decoding: document, as: UTF8.self), Timestamp.format(Date())])
+        let text = String(decoding: document, as: UTF8.self)
+        let revision = try await engine.write { session -> Int in
+            let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app], as: Int.self) ?? 0) + 1
+            let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
+                                              [app, revision, text, Timestamp.format(Date())])
+            guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
+            try catalog.refresh(session)
             return revision
         }
-        catalog.set(SchemaCatalog.Entry(revision: revision, schema: schema), app: app)
-        let decoded = try await PostbackLedger(pool: pool, catalog: catalog).redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
+        let decoded = try await PostbackLedger(engine: engine, catalog: catalog).redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
         return .stored(revision: revision, warnings: check.warnings, decoded: decoded)
     }
 
     /// The latest stored document for `app`, with its revision.
     public func document(app: String) async throws -> (revision: Int, document: String)? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", arguments: [app])
-                .map { ($0["revision"], $0["document"]) }
+        try await engine.read { session in
+            try session.row("SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", [app])
+                .map { (try $0.get("revision", as: Int.self), try $0.get("document", as: String.self)) }
         }
     }
+}
+
+/// Another upload for the same app took this revision first (on another receiver); uploading again succeeds.
+public struct SchemaRevisionTaken: Error, CustomStringConvertible {
+    /// The app.
+    public let app: String
+    /// The revision taken.
+    public let revision: Int
+    public var description: String { "revision \(revision) of app \(app)'s schema was stored by another upload at the same moment; upload again" }
 }

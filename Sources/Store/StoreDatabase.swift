@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
-import JWS
+import Logging
 import Postback
 
-/// How hard a commit holds on before it reports success.
+/// How hard a SQLite commit holds on before it reports success. PostgreSQL commits with `synchronous_commit` as the
+/// server sets it (on by default: the commit is on disk before the 200).
 public enum Durability: String, Sendable, CaseIterable {
     /// WAL with `synchronous=NORMAL`: survives a process crash (the default).
     case normal
@@ -13,65 +13,69 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// Settings for opening the store.
 public struct StoreSettings: Sendable {
-    /// The SQLite file.
-    public var path: String
-    /// The commit durability.
+    /// The SQLite file or the PostgreSQL server.
+    public var location: DatabaseLocation
+    /// The SQLite commit durability.
     public var durability: Durability
-    /// How long a write waits for a lock before failing.
+    /// How long a SQLite write waits for a lock before failing.
     public var busyTimeout: Double
+    /// The most PostgreSQL connections this process opens.
+    public var poolSize: Int
+    /// How long opening a PostgreSQL connection, or waiting for a free one, may take.
+    public var connectTimeout: Double
 
     /// Creates settings.
-    public init(path: String, durability: Durability = .normal, busyTimeout: Double = 5) {
-        self.path = path
+    public init(location: DatabaseLocation, durability: Durability = .normal, busyTimeout: Double = 5, poolSize: Int = 10, connectTimeout: Double = 5) {
+        self.location = location
         self.durability = durability
         self.busyTimeout = busyTimeout
+        self.poolSize = poolSize
+        self.connectTimeout = connectTimeout
     }
 }
 
-/// The opened and migrated SQLite database, and the one place that hands out each concern's store over it.
+/// The opened and migrated database, and the one place that hands out each concern's store over it.
 ///
 /// Each concern has a type of its own (``PostbackLedger``, ``ReportReader``, ``ReportRollup``, ``SchemaRegistry``,
-/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``); this type only opens the file and runs migrations.
+/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``), written once over ``DatabaseEngine``; this type only
+/// opens the engine (SQLite or PostgreSQL) and runs its migrations.
 public final class StoreDatabase: Sendable {
-    /// The GRDB pool (WAL: one writer, concurrent readers).
-    public let pool: DatabasePool
+    /// The engine the store runs on.
+    public let engine: any DatabaseEngine
     /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
     let catalog = SchemaCatalog()
 
     /// Opens (creating if needed) the database and runs migrations.
-    public init(settings: StoreSettings) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(settings.busyTimeout)
-        let synchronous = settings.durability == .full ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+    public init(settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws {
+        switch settings.location {
+        case .sqlite(let path):
+            engine = try SQLiteEngine(path: path, durability: settings.durability, busyTimeout: settings.busyTimeout)
+        case .postgres(let location):
+            engine = try PostgresEngine(location: location, maximumConnections: settings.poolSize, connectTimeout: settings.connectTimeout, logger: logger)
         }
-        let directory = (settings.path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
-        pool = try DatabasePool(path: settings.path, configuration: configuration)
-        try StoreSchema.migrator.migrate(pool)
-        try pool.read { [catalog] db in try catalog.load(db) }
+        try engine.snapshot { [catalog] session in try catalog.refresh(session) }
     }
 
     /// Throws unless the database answers a read (for readiness).
     public func checkReadable() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+        _ = try await engine.read { session in try session.value("SELECT 1", as: Int.self) }
     }
 
+    /// Closes the engine's connections.
+    public func close() { engine.close() }
+
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.
-    public var ledger: PostbackLedger { PostbackLedger(pool: pool, catalog: catalog) }
+    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog) }
     /// Reports and conversion pages.
-    public var reports: ReportReader { ReportReader(pool: pool) }
+    public var reports: ReportReader { ReportReader(engine: engine) }
     /// The report rollup.
-    public var rollup: ReportRollup { ReportRollup(pool: pool) }
+    public var rollup: ReportRollup { ReportRollup(engine: engine) }
     /// Conversion-value schemas with their revisions.
-    public var schemas: SchemaRegistry { SchemaRegistry(pool: pool, catalog: catalog) }
+    public var schemas: SchemaRegistry { SchemaRegistry(engine: engine, catalog: catalog) }
     /// AdServices token jobs.
-    public var tokenJobs: TokenJobQueue { TokenJobQueue(pool: pool) }
+    public var tokenJobs: TokenJobQueue { TokenJobQueue(engine: engine) }
     /// API keys.
-    public var apiKeys: APIKeyStore { APIKeyStore(pool: pool) }
+    public var apiKeys: APIKeyStore { APIKeyStore(engine: engine) }
     /// Apple Ads attribution records.
-    public var attributions: AttributionRecordStore { AttributionRecordStore(pool: pool) }
+    public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
 }

@@ -161,7 +161,7 @@ import Store
             }
         }
         // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
-        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
         _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[4]), maximumOpen: 100)
         _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[5]), maximumOpen: 100)
         let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 1, lease: 1)
@@ -202,7 +202,7 @@ import Store
         let standIn = AppleAPIStandIn(["good": [.ok(Self.detailed)], "bad": [.status(400)]])
         try await standIn.serve { url in
             let server = Self.server(apiURL: url)
-            let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "ops").key
+            let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ops").key
             try await server.run { client in
                 for token in ["good", "bad"] { _ = try await Self.submit(client, token) }
                 try await Self.waitForJobs(server)
@@ -236,7 +236,7 @@ import Store
 @Suite struct AppleAdsReportTests {
     @Test func reportGroupsByCampaignAndCountryAndLeavesTestPayloadsOut() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
         let bodies = [
             AdServicesExchangeTests.detailed, AdServicesExchangeTests.detailed, AdServicesExchangeTests.standard,
             AdServicesExchangeTests.notAttributed,
@@ -284,7 +284,7 @@ import Store
 
     @Test func statusCountsAndListsOpenAndFailedJobs() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
         for token in ["one", "two", "three"] { _ = try await store.tokenJobs.enqueue(TokenSubmission(token: token, app: "1108187390"), maximumOpen: 100) }
         let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 2, lease: 10)
         #expect(claimed.map(\.token) == ["one", "two"])

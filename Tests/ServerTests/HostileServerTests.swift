@@ -96,7 +96,7 @@ import PostbackMint
     @Test func iAdSubmissionsAreClientReportedAndKeptOnce() async throws {
         var server = LiveServer()
         server.settings.publicBurst = 100
-        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "ads").key
+        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         let auth: HTTPFields = [.authorization: "Bearer \(key)"]
         try await server.run { client in
             var statuses: [JSONValue?] = []
@@ -177,7 +177,7 @@ import PostbackMint
     @Test func iAdNamesAreNeutralisedInCSVExports() async throws {
         var server = LiveServer()
         server.settings.publicBurst = 100
-        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "ads").key
+        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         try await server.run { client in
             let body = AppleAdsServerTests.example.replacingOccurrences(of: "\"campaign name\"", with: "\"=cmd|' /C calc'!A0\"")
             #expect(try await client.execute(uri: "/v1/iad/attribution", method: .post, body: ByteBuffer(string: body)).status == .ok)

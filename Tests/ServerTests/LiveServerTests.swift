@@ -8,17 +8,18 @@ import Testing
 import JWS
 import PostbackMint
 import Store
+import TestSupport
 @testable import PostbackServer
 
-/// A real server on loopback with a fresh SQLite file per test.
+/// A real server on loopback with a fresh database per test, on either engine.
 struct LiveServer {
     static let networkKey = try! ECPrivateKey.generate()
     var settings: ServerSettings
 
-    init(allowDevelopment: Bool = false, bodyLimit: Int = 64 * 1024, busyTimeout: Double = 5) {
+    init(engine: TestEngine = .sqlite, allowDevelopment: Bool = false, bodyLimit: Int = 64 * 1024, busyTimeout: Double = 5) {
         var settings = ServerSettings()
         settings.port = 0
-        settings.database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+        settings.database = try! engine.freshDatabase()
         settings.allowDevelopment = allowDevelopment
         settings.bodyLimit = bodyLimit
         settings.busyTimeout = busyTimeout
@@ -38,7 +39,12 @@ struct LiveServer {
         try await app.test(.live) { client in try await test(client) }
     }
 
-    /// Reads the database directly, as an analyst would.
+    /// The server's store, opened as another process would.
+    func store() throws -> StoreDatabase {
+        try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(settings.database)))
+    }
+
+    /// Reads the SQLite database directly, as an analyst would.
     func query<T>(_ body: (Database) throws -> T) throws -> T {
         // A server that just stopped may still be closing its connections (the last one checkpoints), so wait for locks.
         var configuration = Configuration()
@@ -68,8 +74,8 @@ let aakPath = "/.well-known/appattribution/report-attribution/"
 let skanPath = "/.well-known/skadnetwork/report-attribution/"
 
 @Suite struct LiveServerTests {
-    @Test func verifiedDuplicateAndReplayAreAcknowledgedAndCountedOnce() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func verifiedDuplicateAndReplayAreAcknowledgedAndCountedOnce(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         try await server.run { client in
             let first = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("P1"))
             #expect(first.status == .ok)
@@ -81,12 +87,13 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
             #expect(replay.status == .ok)
             #expect(replay.json?["status"] == .string("replay"))
         }
-        let counts = try server.query { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(countable) AS c, sum(duplicates) AS d, sum(replays) AS r FROM postbacks")! }
-        #expect(counts["n"] as Int == 1)
-        #expect(counts["c"] as Int == 1)
-        #expect(counts["d"] as Int == 1)
-        #expect(counts["r"] as Int == 1)
-        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM receipts") } == 3)
+        let store = try server.store()
+        let counts = try #require(try await store.rows("SELECT count(*) AS n, sum(countable) AS c, sum(duplicates) AS d, sum(replays) AS r FROM postbacks").first)
+        #expect(try counts.get("n", as: Int.self) == 1)
+        #expect(try counts.get("c", as: Int.self) == 1)
+        #expect(try counts.get("d", as: Int.self) == 1)
+        #expect(try counts.get("r", as: Int.self) == 1)
+        #expect(try await store.scalar("SELECT count(*) FROM receipts", as: Int.self) == 3)
     }
 
     @Test func developmentPostbacksDependOnTheSetting() async throws {
@@ -112,8 +119,8 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
         #expect(row["conversion_class"] as String == "re-engagement")
     }
 
-    @Test func unverifiableIsKeptButNotCounted() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func unverifiableIsKeptButNotCounted(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         try await server.run { client in
             let response = try await client.execute(uri: "/postbacks", method: .post,
                                                     body: try LiveServer.aak("U1", keyID: "apple-cas-identifier/5", key: try ECPrivateKey.generate()))
@@ -121,7 +128,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
             #expect(response.json?["outcome"] == .string("unverifiable"))
             #expect(response.json?["reason"] == .string("unknown_kid"))
         }
-        #expect(try server.query { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks") } == "unverifiable:0")
+        #expect(try await server.store().scalar("SELECT outcome || ':' || countable FROM postbacks", as: String.self) == "unverifiable:0")
     }
 
     @Test func rejectionsGetSpecificErrorsAndKeepReceipts() async throws {
@@ -216,7 +223,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
                        "environment": "production", "tier": "2", "protocol": "aak", "include_uncounted": "true", "format": "json"]
         #expect(Set(documented) == Set(samples.keys), "document: \(documented.sorted())")
         let server = LiveServer()
-        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "doc").key
+        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "doc").key
         try await server.run { client in
             for name in documented {
                 let response = try await client.execute(uri: "/v1/reports?\(name)=\(samples[name] ?? "")", method: .get, headers: [.authorization: "Bearer \(key)"])

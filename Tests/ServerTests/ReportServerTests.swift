@@ -6,13 +6,14 @@ import Testing
 import JWS
 import PostbackMint
 import Store
+import TestSupport
 @testable import PostbackServer
 
 /// `/v1/reports` and `/v1/conversions` over a live server, and `countersign report` on the same file.
 @Suite struct ReportServerTests {
-    @Test func reportsInEveryFormatAgreeWithTheCLI() async throws {
-        let server = LiveServer()
-        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "analyst").key
+    @Test(arguments: TestEngine.allCases) func reportsInEveryFormatAgreeWithTheCLI(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let key = try await server.store().apiKeys.create(name: "analyst").key
         let auth: HTTPFields = [.authorization: "Bearer \(key)"]
         var simulation = Simulation(seed: 5, key: LiveServer.networkKey, keyID: "network/0")
         let bodies = try (0..<150).map { _ in try simulation.next().body }
@@ -57,7 +58,7 @@ import Store
                 guard let next = page.headers[.init("Next-After")!] else { break }
                 after = next
             }
-            let counted = try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks WHERE countable") }
+            let counted = try await server.store().scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self)
             #expect(total == counted)
         }
         let table = try countersign(["report", "--database", server.settings.database, "--by", "protocol"])
@@ -68,9 +69,9 @@ import Store
 
 /// The CSV export path writes the same rows as the JSON one.
 @Suite struct ConversionExportTests {
-    @Test func csvAndJSONPagesAgree() async throws {
-        let server = LiveServer()
-        let key = try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "export").key
+    @Test(arguments: TestEngine.allCases) func csvAndJSONPagesAgree(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let key = try await server.store().apiKeys.create(name: "export").key
         var simulation = Simulation(seed: 8, key: LiveServer.networkKey, keyID: "network/0")
         let bodies = try (0..<60).map { _ in try simulation.next().body }
         try await server.run { client in

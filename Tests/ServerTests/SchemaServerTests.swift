@@ -18,7 +18,7 @@ import Store
     }
 
     func apiKey(_ server: LiveServer) async throws -> String {
-        try await StoreDatabase(settings: StoreSettings(path: server.settings.database)).apiKeys.create(name: "test").key
+        try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "test").key
     }
 
     func post(_ client: some TestClientProtocol, app: String, fine: Int, id: String) async throws -> TestResponse {
@@ -32,7 +32,7 @@ import Store
     @Test func authIsRequiredAndChecked() async throws {
         let server = LiveServer()
         let key = try await apiKey(server)
-        let store = try StoreDatabase(settings: StoreSettings(path: server.settings.database))
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database)))
         let revoked = try await store.apiKeys.create(name: "old")
         #expect(try await store.apiKeys.revoke(id: revoked.record.id))
         try await server.run { client in

@@ -1,10 +1,10 @@
 import Foundation
-import GRDB
 import Testing
 import JWS
 import Postback
 import PostbackMint
 @testable import Store
+import TestSupport
 
 /// Forgeries and odd copies must not change what counts (issue 11, finding 8).
 @Suite struct HostileStoreTests {
@@ -25,15 +25,13 @@ import PostbackMint
         return try Mint.aak(fields, key: key, keyID: keyID)
     }
 
-    func row(_ store: StoreDatabase, _ label: String) async throws -> Row {
-        try await store.pool.read { db in
-            try #require(try Row.fetchOne(db, sql: "SELECT outcome, countable, duplicates, replays, unverified_copies FROM postbacks WHERE dedup_key = ?",
-                                          arguments: ["aak:" + Mint.uuid(label)]))
-        }
+    func row(_ store: StoreDatabase, _ label: String) async throws -> SQLRow {
+        try #require(try await store.rows("SELECT outcome, countable, duplicates, replays, unverified_copies FROM postbacks WHERE dedup_key = ?",
+                                          ["aak:" + Mint.uuid(label)]).first)
     }
 
-    @Test func aForgeryMarkedInvalidByReverifyDoesNotBlockTheGenuinePostback() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func aForgeryMarkedInvalidByReverifyDoesNotBlockTheGenuinePostback(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let later = try ECPrivateKey.generate()
         // A forgery under a kid nobody knows yet arrives first and is kept as unverifiable.
         #expect(try store.ledger.persist([intake(try aak("F", keyID: "later/0", key: Self.stranger))]) == [.stored])
@@ -48,26 +46,26 @@ import PostbackMint
         // The genuine postback, signed with the key that has now arrived, still counts.
         #expect(try store.ledger.persist([intake(try aak("F", keyID: "later/0", key: later), with: withLater)]) == [.stored])
         let stored = try await row(store, "F")
-        #expect(stored["outcome"] as String == "verified")
-        #expect(stored["countable"] as Bool == true)
+        #expect(try stored.get("outcome", as: String.self) == "verified")
+        #expect(try stored.get("countable", as: Bool.self) == true)
     }
 
-    @Test func unverifiableCopiesOfACountedPostbackAreCountedApart() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func unverifiableCopiesOfACountedPostbackAreCountedApart(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         #expect(try store.ledger.persist([intake(try aak("G"))]) == [.stored])
         let forgeries = try (0..<3).map { index in intake(try aak("G", keyID: "unknown/\(index)", key: Self.stranger) { $0.conversionValue = 63 }) }
         #expect(try store.ledger.persist(forgeries) == [.unverifiedCopy, .unverifiedCopy, .unverifiedCopy])
         #expect(try store.ledger.persist([intake(try aak("G") { $0.conversionValue = 1 })]) == [.replay])
         let stored = try await row(store, "G")
-        #expect(stored["outcome"] as String == "verified")
-        #expect(stored["replays"] as Int == 1)
-        #expect(stored["unverified_copies"] as Int == 3)
-        let receipts = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT disposition FROM receipts ORDER BY id") }
+        #expect(try stored.get("outcome", as: String.self) == "verified")
+        #expect(try stored.get("replays", as: Int.self) == 1)
+        #expect(try stored.get("unverified_copies", as: Int.self) == 3)
+        let receipts = try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self)
         #expect(receipts == ["stored", "unverified_copy", "unverified_copy", "unverified_copy", "replay"])
     }
 
-    @Test func lowercaseCountryCodesAreReachableByTheFilter() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func lowercaseCountryCodesAreReachableByTheFilter(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         _ = try store.ledger.persist([intake(try aak("H") { $0.countryCode = "us" }), intake(try aak("I") { $0.countryCode = "US" })])
         for filter in ["us", "US"] {
             let table = try await store.reports.report(try ReportQuery.parse([("country", filter), ("by", "country")]))
@@ -76,17 +74,23 @@ import PostbackMint
         }
     }
 
-    @Test func theWriterReportsItsHealth() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func theWriterReportsItsHealth(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let writer = GroupCommitWriter(database: store)
         try await withRunningWriter(writer) {
             #expect(writer.isHealthy)
-            try await store.pool.write { db in
-                try db.execute(sql: "CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+            try await store.engine.write { db in
+                switch db.dialect {
+                case .sqlite:
+                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+                case .postgres:
+                    try db.execute("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$")
+                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION fail()")
+                }
             }
             await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("J"))) }
             #expect(!writer.isHealthy)
-            try await store.pool.write { db in try db.execute(sql: "DROP TRIGGER fail") }
+            try await store.engine.write { db in try db.execute(db.dialect == .sqlite ? "DROP TRIGGER fail" : "DROP TRIGGER fail ON receipts") }
             #expect(try await writer.submit(intake(try aak("J"))) == .stored)
             #expect(writer.isHealthy)
         }

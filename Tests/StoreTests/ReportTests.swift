@@ -1,10 +1,10 @@
 import Foundation
-import GRDB
 import Testing
 import JWS
 import Postback
 import PostbackMint
 @testable import Store
+import TestSupport
 
 /// What the simulator sent, read back independently of Countersign's own parser.
 struct SentPostback {
@@ -60,11 +60,11 @@ struct ReportFixture {
         return sent.filter { seen.insert($0.dedupKey).inserted }
     }
 
-    static func make(count: Int = 800) async throws -> ReportFixture {
+    static func make(count: Int = 800, engine: TestEngine) async throws -> ReportFixture {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         var simulation = Simulation(seed: 99, key: key, keyID: "sim/0")
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try engine.freshStore()
         var sent: [SentPostback] = []
         var intakes: [Intake] = []
         for _ in 0..<count {
@@ -84,8 +84,8 @@ struct ReportFixture {
 }
 
 @Suite struct ReportTests {
-    @Test func everyMetricAndFilterMatchesWhatWasSent() async throws {
-        let fixture = try await ReportFixture.make()
+    @Test(arguments: TestEngine.allCases) func everyMetricAndFilterMatchesWhatWasSent(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(engine: engine)
         let counted = fixture.counted
         let sent = fixture.sent
         #expect(counted.count > 600)
@@ -130,8 +130,8 @@ struct ReportFixture {
         }
     }
 
-    @Test func groupingByDayWeekAndTierAddsUp() async throws {
-        let fixture = try await ReportFixture.make(count: 200)
+    @Test(arguments: TestEngine.allCases) func groupingByDayWeekAndTierAddsUp(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 200, engine: engine)
         for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "did_win", "creative", "publisher"] {
             let rows = try await fixture.report([("by", dimension)])
             let sum = rows.compactMap { $0["postbacks"]?.int64 }.reduce(0, +)
@@ -140,8 +140,8 @@ struct ReportFixture {
     }
 
     /// Publishers are the app ids or web domains that showed the ads, as sent (issue 13).
-    @Test func publishersAreAppsOrDomains() async throws {
-        let fixture = try await ReportFixture.make(count: 200)
+    @Test(arguments: TestEngine.allCases) func publishersAreAppsOrDomains(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 200, engine: engine)
         let rows = try await fixture.report([("by", "publisher")])
         let publishers = Set(rows.compactMap { $0["publisher"]?.string })
         #expect(publishers.contains("1234567891") || publishers.contains("5838492"))
@@ -156,8 +156,8 @@ struct ReportFixture {
         #expect(throws: Never.self) { try ReportQuery.parse([("environment", "development"), ("include_uncounted", "true")]) }
     }
 
-    @Test func badParametersAreRefusedAndValuesAreBound() async throws {
-        let fixture = try await ReportFixture.make(count: 50)
+    @Test(arguments: TestEngine.allCases) func badParametersAreRefusedAndValuesAreBound(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 50, engine: engine)
         let refused: [[(String, String)]] = [
             [("by", "campaign; DROP TABLE postbacks")], [("by", "c.id")], [("window", "3")], [("window", "0 OR 1=1")],
             [("from", "yesterday")], [("app", "1 OR 1=1")], [("tier", "4")], [("sort", "x")], [("source_prefix", "1' --")],
@@ -178,12 +178,12 @@ struct ReportFixture {
                 #expect(name != "ad_network")
             }
         }
-        let stillThere = try await fixture.store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+        let stillThere = try await fixture.store.scalar("SELECT count(*) FROM postbacks", as: Int.self)
         #expect(stillThere == fixture.counted.count)
     }
 
-    @Test func conversionsArePagedByIdCursor() async throws {
-        let fixture = try await ReportFixture.make(count: 120)
+    @Test(arguments: TestEngine.allCases) func conversionsArePagedByIdCursor(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 120, engine: engine)
         var after: Int64 = 0
         var seen: [Int64] = []
         while true {
@@ -219,16 +219,14 @@ struct ReportFixture {
         }
     }
 
-    static func tailRows(_ store: StoreDatabase) throws -> Int {
-        try store.pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM conversion_rollup_live) - (SELECT count(*) FROM conversion_rollup)")!
-        }
+    static func tailRows(_ store: StoreDatabase) async throws -> Int {
+        try await store.scalar("SELECT (SELECT count(*) FROM conversion_rollup_live) - (SELECT count(*) FROM conversion_rollup)", as: Int.self) ?? -1
     }
 
-    @Test func rollupMatchesRowScanBeforeAndAfterFoldsUpdatesAndDeletions() async throws {
-        let fixture = try await ReportFixture.make(count: 400)
+    @Test(arguments: TestEngine.allCases) func rollupMatchesRowScanBeforeAndAfterFoldsUpdatesAndDeletions(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 400, engine: engine)
         let store = fixture.store
-        #expect(try Self.tailRows(store) > 0, "nothing is folded until a fold runs")
+        #expect(try await Self.tailRows(store) > 0, "nothing is folded until a fold runs")
         try await Self.expectAgreement(store, "unfolded")
         let half = try store.rollup.fold(limit: 150)
         #expect(half == 150)
@@ -237,29 +235,33 @@ struct ReportFixture {
         let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/schemas/shop.json")
         _ = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
-        try await store.pool.write { db in
-            try db.execute(sql: "UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
-            try db.execute(sql: "DELETE FROM postback_events WHERE postback_id % 11 = 0")
-            try db.execute(sql: "DELETE FROM postbacks WHERE id % 11 = 0")
+        try await store.engine.write { db in
+            try db.execute("UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
+            try db.execute("DELETE FROM postback_events WHERE postback_id % 11 = 0")
+            try db.execute("DELETE FROM postbacks WHERE id % 11 = 0")
         }
         try await Self.expectAgreement(store, "after updates")
         try store.rollup.fold()
-        #expect(try Self.tailRows(store) == 0, "a full fold leaves no tail")
+        #expect(try await Self.tailRows(store) == 0, "a full fold leaves no tail")
         try await Self.expectAgreement(store, "fully folded")
-        // SQLite gives a new row the largest id plus one: after the largest (folded) row is deleted, that id comes back
-        // for a new row, which must still count as not folded.
-        let (deleted, inserted) = try await store.pool.write { db -> (Int64, Int64) in
-            let last = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks")!
-            let donor = try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks WHERE id < ? AND countable", arguments: [last])!
-            try db.execute(sql: "DELETE FROM postbacks WHERE id = ?", arguments: [last])
-            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('postbacks') WHERE name NOT IN ('id', 'dedup_key')")
-                .joined(separator: ", ")
-            try db.execute(sql: "INSERT INTO postbacks (dedup_key, \(columns)) SELECT dedup_key || '-copy', \(columns) FROM postbacks WHERE id = ?",
-                           arguments: [donor])
-            return (last, db.lastInsertedRowID)
+        // A new row can arrive with an id below rows already folded: SQLite gives a new row the largest id plus one, so after
+        // the largest (folded) row is deleted that id comes back; PostgreSQL receivers commit ids out of order. Either way
+        // the new row must count as not folded.
+        let (deleted, inserted) = try await store.engine.write { db -> (Int64, Int64?) in
+            let last = try db.value("SELECT max(id) FROM postbacks", as: Int64.self)!
+            let donor = try db.value("SELECT max(id) FROM postbacks WHERE id < ? AND countable = 1", [last], as: Int64.self)!
+            try db.execute("DELETE FROM postbacks WHERE id = ?", [last])
+            let catalog = db.dialect == .sqlite
+                ? "SELECT name FROM pragma_table_info('postbacks')"
+                : "SELECT column_name FROM information_schema.columns WHERE table_name = 'postbacks'"
+            let columns = try db.rows(catalog, []).map { try $0.get(at: 0, as: String.self) }
+                .filter { !["id", "dedup_key", "rolled_up"].contains($0) }.joined(separator: ", ")
+            let id = try db.value("INSERT INTO postbacks (id, dedup_key, \(columns)) SELECT ?, dedup_key || '-copy', \(columns) FROM postbacks WHERE id = ? RETURNING id",
+                                  [last, donor], as: Int64.self)
+            return (last, id)
         }
         #expect(inserted == deleted, "the new row took the deleted row's id")
-        #expect(try Self.tailRows(store) == 1, "and counts as not folded")
+        #expect(try await Self.tailRows(store) == 1, "and counts as not folded")
         try await Self.expectAgreement(store, "after an id was reused")
         try store.rollup.fold()
         try await Self.expectAgreement(store, "folded again")
@@ -278,10 +280,10 @@ struct ReportFixture {
 /// `week` is the ISO 8601 week (issue 13): across the 2026/2027 boundary, from the rows and from the rollup, equal to
 /// Foundation's ISO 8601 calendar.
 @Suite struct ISOWeekTests {
-    @Test func weeksFollowISO8601AcrossTheYearBoundary() async throws {
+    @Test(arguments: TestEngine.allCases) func weeksFollowISO8601AcrossTheYearBoundary(engine: TestEngine) async throws {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")]))
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try engine.freshStore()
         let days = ["2025-12-29", "2026-01-01", "2026-11-23", "2026-12-28", "2026-12-31", "2027-01-03", "2027-01-04"]
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!

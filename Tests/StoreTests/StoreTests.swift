@@ -5,23 +5,7 @@ import JWS
 import Postback
 import PostbackMint
 @testable import Store
-
-/// Runs `writer` as its service group would while `body` submits to it, then shuts it down (commit, fold, end of
-/// the thread) before returning.
-func withRunningWriter<T: Sendable>(_ writer: GroupCommitWriter, _ body: () async throws -> T) async throws -> T {
-    let running = Task { try await writer.run() }
-    let result: Result<T, any Error>
-    do { result = .success(try await body()) } catch { result = .failure(error) }
-    running.cancel()
-    try await running.value
-    return try result.get()
-}
-
-/// A fresh SQLite file in a temporary directory.
-func temporaryDatabasePath() -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)")
-    return directory.appendingPathComponent("test.sqlite").path
-}
+import TestSupport
 
 @Suite struct StoreTests {
     static let key = try! ECPrivateKey.generate()
@@ -41,32 +25,32 @@ func temporaryDatabasePath() -> String {
         return try Mint.aak(fields, key: key, keyID: keyID)
     }
 
-    @Test func firstCopyCountsRepeatsAreDuplicatesOrReplays() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func firstCopyCountsRepeatsAreDuplicatesOrReplays(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let original = try aak("A")
         let dispositions = try store.ledger.persist([intake(original), intake(original), intake(try aak("A", country: "GB")), intake(Array("{}".utf8))])
         #expect(dispositions == [.stored, .duplicate, .replay, .rejected])
-        let row = try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks")! }
-        #expect(row["n"] as Int == 1)
-        #expect(row["d"] as Int == 1)
-        #expect(row["r"] as Int == 1)
-        #expect(row["c"] as Int == 1)
-        let receipts = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT disposition FROM receipts ORDER BY id") }
+        let row = try #require(try await store.rows("SELECT count(*) AS n, sum(duplicates) AS d, sum(replays) AS r, sum(countable) AS c FROM postbacks").first)
+        #expect(try row.get("n", as: Int.self) == 1)
+        #expect(try row.get("d", as: Int.self) == 1)
+        #expect(try row.get("r", as: Int.self) == 1)
+        #expect(try row.get("c", as: Int.self) == 1)
+        let receipts = try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self)
         #expect(receipts == ["stored", "duplicate", "replay", "rejected"])
     }
 
-    @Test func verifiedCopyReplacesAnUnverifiableForgery() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func verifiedCopyReplacesAnUnverifiableForgery(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let forged = try aak("B", keyID: "unknown/0", key: Self.stranger)
         let genuine = try aak("B")
         #expect(try store.ledger.persist([intake(forged)]) == [.stored])
         #expect(try store.ledger.persist([intake(genuine)]) == [.stored])
-        let outcome = try await store.pool.read { db in try String.fetchOne(db, sql: "SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = ?", arguments: ["aak:" + Mint.uuid("B")]) }
+        let outcome = try await store.scalar("SELECT outcome || ':' || countable FROM postbacks WHERE dedup_key = ?", ["aak:" + Mint.uuid("B")], as: String.self)
         #expect(outcome == "verified:1")
     }
 
-    @Test func reverifyPromotesWhenTheKeyArrives() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func reverifyPromotesWhenTheKeyArrives(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let later = try ECPrivateKey.generate()
         _ = try store.ledger.persist([intake(try aak("C", keyID: "later/0", key: later)), intake(try aak("D", keyID: "never/0", key: Self.stranger))])
         let updated = PostbackVerifier(keyRing: try verifier.keyRing.adding([
@@ -79,12 +63,12 @@ func temporaryDatabasePath() -> String {
         #expect(summary.checked == 2)
         #expect(summary.promoted == 1)
         #expect(summary.stillUnverifiable == 1)
-        let rows = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT dedup_key || '=' || outcome || ':' || countable FROM postbacks ORDER BY dedup_key") }
+        let rows = try await store.column("SELECT dedup_key || '=' || outcome || ':' || countable FROM postbacks ORDER BY dedup_key", as: String.self)
         #expect(Set(rows) == ["aak:\(Mint.uuid("C"))=verified:1", "aak:\(Mint.uuid("D"))=unverifiable:0"])
     }
 
-    @Test func groupCommitSharesTransactionsAndAnswersEveryCaller() async throws {
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+    @Test(arguments: TestEngine.allCases) func groupCommitSharesTransactionsAndAnswersEveryCaller(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
         let writer = GroupCommitWriter(database: store)
         let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
         // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
@@ -95,23 +79,22 @@ func temporaryDatabasePath() -> String {
                 for try await disposition in group { all.append(disposition) }
                 return all
             }
-            let stored = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+            let stored = try await store.scalar("SELECT count(*) FROM postbacks", as: Int.self)
             #expect(stored == 150)
             return dispositions
         }
         #expect(dispositions.filter { $0 == .stored }.count == 150)
         #expect(dispositions.filter { $0 == .duplicate }.count == 50)
-        let (folded, last, rolledUp) = try await store.pool.read { db in
-            (try Int64.fetchOne(db, sql: "SELECT folded_through FROM rollup_state")!, try Int64.fetchOne(db, sql: "SELECT max(id) FROM postbacks")!,
-             try Int.fetchOne(db, sql: "SELECT sum(postbacks) FROM conversion_rollup")!)
-        }
-        #expect(folded == last)
+        // Everything is folded: the live view adds nothing to the rollup table.
+        let rolledUp = try await store.scalar("SELECT sum(postbacks) FROM conversion_rollup", as: Int.self)
+        let live = try await store.scalar("SELECT sum(postbacks) FROM conversion_rollup_live", as: Int.self)
         #expect(rolledUp == 150)
+        #expect(live == 150)
     }
 
     @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
-        let path = temporaryDatabasePath()
-        let store = try StoreDatabase(settings: StoreSettings(path: path, busyTimeout: 0.1))
+        let path = try TestEngine.sqlite.freshDatabase()
+        let store = try StoreDatabase(settings: StoreSettings(location: .sqlite(path: path), busyTimeout: 0.1))
         let writer = GroupCommitWriter(database: store)
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
@@ -149,7 +132,7 @@ func temporaryDatabasePath() -> String {
 
 /// The analyst views in docs/sql.md answer from the stored rows.
 @Suite struct AnalystViewTests {
-    @Test func viewsCountFirstCopiesAndMarkUnsignedValues() async throws {
+    @Test(arguments: TestEngine.allCases) func viewsCountFirstCopiesAndMarkUnsignedValues(engine: TestEngine) async throws {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")]))
         func intake(_ id: String, fine: Int, keyID: String = "net/0", signer: ECPrivateKey? = nil) throws -> Intake {
@@ -160,7 +143,7 @@ func temporaryDatabasePath() -> String {
             let result = verifier.verify(body)
             return Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
         }
-        let store = try StoreDatabase(settings: StoreSettings(path: temporaryDatabasePath()))
+        let store = try engine.freshStore()
         let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/schemas/shop.json")
         guard case .stored = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop))) else {
@@ -168,23 +151,21 @@ func temporaryDatabasePath() -> String {
         }
         _ = try store.ledger.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
                                      try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())])
-        let conversions = try store.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
-        }
-        #expect(conversions.map { $0["postback_identifier"] as String } == ["V1", "V2", "U1"].map(Mint.uuid))
-        #expect(conversions.map { $0["countable"] as Int } == [1, 1, 0])
-        #expect(conversions[0]["campaign"] as String == "10")
-        #expect(conversions[0]["creative"] as String == "3")
-        #expect(conversions[0]["conversion_value_unsigned"] as Int == 7)
-        #expect(conversions[0]["revenue_mid"] as Double == 62.5)
-        #expect(conversions[0]["duplicates"] as Int == 1)
-        let events = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT event FROM conversion_events WHERE countable ORDER BY postback_id") }
+        let conversions = try await store.rows("SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
+        #expect(try conversions.map { try $0.get("postback_identifier", as: String.self) } == ["V1", "V2", "U1"].map(Mint.uuid))
+        #expect(try conversions.map { try $0.get("countable", as: Int.self) } == [1, 1, 0])
+        #expect(try conversions[0].get("campaign", as: String.self) == "10")
+        #expect(try conversions[0].get("creative", as: String.self) == "3")
+        #expect(try conversions[0].get("conversion_value_unsigned", as: Int.self) == 7)
+        #expect(try conversions[0].get("revenue_mid", as: Double.self) == 62.5)
+        #expect(try conversions[0].get("duplicates", as: Int.self) == 1)
+        let events = try await store.column("SELECT event FROM conversion_events WHERE countable = 1 ORDER BY postback_id", as: String.self)
         #expect(events == ["order", "add_to_cart"])
-        let daily = try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT sum(postbacks) AS p, sum(counted) AS c, sum(duplicates) AS d, sum(unverifiable) AS u FROM conversions_daily")! }
-        #expect(daily["p"] as Int == 3)
-        #expect(daily["c"] as Int == 2)
-        #expect(daily["d"] as Int == 1)
-        #expect(daily["u"] as Int == 1)
+        let daily = try #require(try await store.rows("SELECT sum(postbacks) AS p, sum(counted) AS c, sum(duplicates) AS d, sum(unverifiable) AS u FROM conversions_daily").first)
+        #expect(try daily.get("p", as: Int.self) == 3)
+        #expect(try daily.get("c", as: Int.self) == 2)
+        #expect(try daily.get("d", as: Int.self) == 1)
+        #expect(try daily.get("u", as: Int.self) == 1)
         let report = try await store.reports.report(try ReportQuery.parse([]))
         let totals = Dictionary(uniqueKeysWithValues: zip(report.columns, report.rows[0]))
         #expect(totals["events"] == .number("2"))

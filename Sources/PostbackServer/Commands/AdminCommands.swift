@@ -6,14 +6,28 @@ import Store
 
 /// `--database` as `serve` takes it.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "SQLite file (default $COUNTERSIGN_DATABASE or data/countersign.sqlite, as serve).")
+    @Option(help: "SQLite file or postgres:// URL (default $COUNTERSIGN_DATABASE or data/countersign.sqlite, as serve).")
     var database: String?
 
-    /// Opens the store, which must exist unless `create` is set.
+    /// Opens the store; an SQLite file must exist unless `create` is set.
     func open(create: Bool = false) throws -> StoreDatabase {
-        let path = database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "data/countersign.sqlite"
-        guard create || FileManager.default.fileExists(atPath: path) else { throw CLIFailure.usage("no database at \(path)") }
-        do { return try StoreDatabase(settings: StoreSettings(path: path)) } catch { throw CLIFailure.usage("cannot open \(path): \(error)") }
+        let text = database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? ServerSettings().database
+        return try StoreOpening.open(text, create: create)
+    }
+}
+
+/// Opening the store from a `--database` value, with the CLI's one-line errors.
+enum StoreOpening {
+    /// Opens `text` (a file path or a `postgres://` URL); an SQLite file must exist unless `create` is set.
+    static func open(_ text: String, create: Bool = false) throws(CLIFailure) -> StoreDatabase {
+        let location: DatabaseLocation
+        do { location = try DatabaseLocation(text) } catch { throw CLIFailure.usage("--database \(error.message)") }
+        if case .sqlite(let path) = location, !create, !FileManager.default.fileExists(atPath: path) {
+            throw CLIFailure.usage("no database at \(path); start countersign serve once to create it, or pass --database")
+        }
+        do { return try StoreDatabase(settings: StoreSettings(location: location)) } catch {
+            throw CLIFailure.usage("cannot open \(location): \(error)")
+        }
     }
 }
 
@@ -90,7 +104,7 @@ struct RedecodeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.open()
-        guard store.schemas.hasCurrentSchema(app: app) else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
+        guard try await store.schemas.hasCurrentSchema(app: app) else { throw CLIFailure.rejected("no schema stored for app \(app); upload one with PUT /v1/schemas/\(app)") }
         let terminal = isatty(STDERR_FILENO) == 1
         let total = try await store.ledger.redecode(app: app, from: from.flatMap { Timestamp.parse($0) }) { done, total in
             let line = "redecoded \(done)/\(total)"

@@ -12,15 +12,14 @@ struct ReverifyCommand: AsyncParsableCommand {
         discussion: "Example: countersign reverify --database data/countersign.sqlite --key apple-cas-identifier/1=new-key.pem"
     )
 
-    @Option(help: "SQLite file (default data/countersign.sqlite, as serve).") var database = "data/countersign.sqlite"
+    @Option(help: "SQLite file or postgres:// URL (default data/countersign.sqlite, as serve).") var database = ServerSettings().database
     @Flag(name: .customLong("allow-development"), help: "Count development-key postbacks as accepted (never as production).") var allowDevelopment = false
     @OptionGroup var keys: KeyOptions
 
     func run() async throws {
-        guard FileManager.default.fileExists(atPath: database) else { throw CLIFailure.usage("no database at \(database)") }
         let verifier = PostbackVerifier(keyRing: try keys.loadKeyRing())
         let policy = TrustPolicy(allowDevelopment: allowDevelopment)
-        let store = try StoreDatabase(settings: StoreSettings(path: database))
+        let store = try StoreOpening.open(database)
         let summary = try await store.ledger.reverify { route, body in
             let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
             return (result, policy.decide(result))

@@ -21,7 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "JSON config file.") var config: String?
     @Option(help: "Address to bind (default 127.0.0.1).") var host: String?
     @Option(help: "Port to listen on (default 8080; 0 picks a free port).") var port: Int?
-    @Option(help: "SQLite file (default data/countersign.sqlite).") var database: String?
+    @Option(help: "SQLite file or postgres://user@host:port/database URL (default data/countersign.sqlite).") var database: String?
+    @Option(name: .customLong("database-pool"), help: "PostgreSQL connections this receiver opens at most (default 10).") var databasePool: Int?
+    @Option(name: .customLong("database-connect-timeout"), help: "Seconds to connect to PostgreSQL or wait for a free connection (default 5).") var databaseConnectTimeout: Double?
     @Option(name: .customLong("body-limit"), help: "Largest accepted body in bytes (default 65536).") var bodyLimit: Int?
     @Flag(name: .customLong("allow-development"), help: "Accept postbacks signed with Apple's development keys.") var allowDevelopment = false
     @Option(name: .customLong("keys-dir"), help: "Directory of pinned key PEM files (default ./keys).") var keysDirectory: String?
@@ -50,6 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags["host"] = host
         flags["port"] = port.map(String.init)
         flags["database"] = database
+        flags["database-pool"] = databasePool.map(String.init)
+        flags["database-connect-timeout"] = databaseConnectTimeout.map { String($0) }
         flags["body-limit"] = bodyLimit.map(String.init)
         flags["allow-development"] = allowDevelopment ? "true" : nil
         flags["keys-dir"] = keysDirectory
@@ -94,12 +98,12 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             application = try ServerApplication.build(settings: settings, keyRing: keyRing, logger: logger) { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? settings.host):\($0.port ?? settings.port)" } ?? "?"
-                logger.notice("countersign listening", metadata: ["address": "\(address)", "database": "\(settings.database)", "keys": "\(keyRing.entries.count)"])
+                logger.notice("countersign listening", metadata: ["address": "\(address)", "database": "\((try? DatabaseLocation(settings.database))?.description ?? "")", "keys": "\(keyRing.entries.count)"])
                 // One line on stdout so scripts can learn the port when --port 0 was asked for.
                 FileHandle.standardOutput.write(Data("listening on http://\(address)\n".utf8))
             }
         } catch {
-            throw CLIFailure.usage("cannot open database \(settings.database): \(error)")
+            throw CLIFailure.usage("cannot open database \((try? DatabaseLocation(settings.database))?.description ?? settings.database): \(error)")
         }
         try await application.runService()
     }

@@ -42,7 +42,9 @@ enum ServerApplication {
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         _ = MetricsRegistry.shared
-        let store = try StoreDatabase(settings: StoreSettings(path: settings.database, durability: settings.durability, busyTimeout: settings.busyTimeout))
+        let store = try StoreDatabase(settings: StoreSettings(
+            location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
+            poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout))
         let writer = GroupCommitWriter(database: store)
         let ingest = Ingest(
             verifier: PostbackVerifier(keyRing: keyRing),

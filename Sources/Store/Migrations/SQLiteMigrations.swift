@@ -1,7 +1,7 @@
 import GRDB
 
-/// The database layout, as versioned migrations run at start.
-enum StoreSchema {
+/// The SQLite layout, as versioned migrations run at start. Shipped migrations are frozen text.
+enum SQLiteMigrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-receipts-postbacks") { db in

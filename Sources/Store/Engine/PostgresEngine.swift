@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// The shared engine: a PostgreSQL database that several receivers use at once, through a bounded pool of connections.
+///
+/// The store's rules are synchronous (``DatabaseEngine``), so this pool hands out connections to threads that may
+/// block: it uses PostgresNIO's `EventLoopFuture` API and waits on it, never from an event loop or the cooperative pool.
+/// A connection that fails is dropped and a new one is opened on demand, so the engine recovers by itself when the
+/// server comes back.
+final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
+    var dialect: SQLDialect { .postgres }
+    private let configuration: PostgresConnection.Configuration
+    private let maximumConnections: Int
+    private let leaseTimeout: TimeInterval
+    private let logger: Logger
+    private let eventLoops = MultiThreadedEventLoopGroup.singleton
+    // Guarded by `condition`.
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var isClosed = false
+    private var nextID = 0
+    private let condition = NSCondition()
+
+    /// Connects to `location` and runs the PostgreSQL migrations (once, under an advisory lock, when several receivers
+    /// start together).
+    init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, logger: Logger) throws {
+        var configuration: PostgresConnection.Configuration
+        if let socket = location.socketPath {
+            configuration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS = location.requireTLS
+                ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable
+            configuration = .init(host: location.host, port: location.port, username: location.user, password: location.password,
+                                  database: location.database, tls: tls)
+        }
+        configuration.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        self.configuration = configuration
+        self.maximumConnections = max(1, maximumConnections)
+        leaseTimeout = max(connectTimeout, 1)
+        self.logger = logger
+        try PostgresMigrations.migrate(self)
+    }
+
+    func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try withConnection { session in
+            try session.run("BEGIN", [])
+            do {
+                let result = try body(session)
+                try session.run("COMMIT", [])
+                return result
+            } catch {
+                _ = try? session.run("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try withConnection { session in
+            try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [])
+            defer { _ = try? session.run("ROLLBACK", []) }
+            return try body(session)
+        }
+    }
+
+    /// Runs `text`, several statements without arguments (migrations), one statement at a time: the extended query
+    /// protocol takes one statement per message.
+    func runScript(_ text: String, on session: PostgresSession) throws {
+        for statement in Placeholders.statements(text) { try session.run(statement, []) }
+    }
+
+    func close() {
+        condition.lock()
+        isClosed = true
+        let connections = idle
+        idle.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        for connection in connections { Self.discard(connection) }
+    }
+
+    deinit {
+        for connection in idle { Self.discard(connection) }
+    }
+
+    /// Closes `connection` without waiting; the callback holds it until it is closed (PostgresNIO checks that).
+    private static func discard(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not reused.
+    func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        let connection = try lease()
+        let session = PostgresSession(connection: connection, logger: logger)
+        do {
+            let result = try body(session)
+            release(connection, reusable: !connection.isClosed)
+            return result
+        } catch {
+            // A server error (constraint, syntax) leaves a healthy connection after ROLLBACK; anything else may not.
+            release(connection, reusable: error is PSQLError && !connection.isClosed && Self.isServerError(error))
+            throw error
+        }
+    }
+
+    private static func isServerError(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.code == .server
+    }
+
+    private func lease() throws -> PostgresConnection {
+        let deadline = Date().addingTimeInterval(leaseTimeout)
+        condition.lock()
+        while true {
+            if isClosed {
+                condition.unlock()
+                throw PostgresEngineError.closed
+            }
+            if let connection = idle.popLast() {
+                if connection.isClosed {
+                    open -= 1
+                    Self.discard(connection)
+                    continue
+                }
+                condition.unlock()
+                return connection
+            }
+            if open < maximumConnections {
+                open += 1
+                nextID += 1
+                let id = nextID
+                condition.unlock()
+                do {
+                    return try PostgresConnection.connect(on: eventLoops.any(), configuration: configuration, id: id, logger: logger).wait()
+                } catch {
+                    condition.lock()
+                    open -= 1
+                    condition.signal()
+                    condition.unlock()
+                    throw error
+                }
+            }
+            guard condition.wait(until: deadline) else {
+                condition.unlock()
+                throw PostgresEngineError.poolExhausted(maximumConnections)
+            }
+        }
+    }
+
+    private func release(_ connection: PostgresConnection, reusable: Bool) {
+        condition.lock()
+        if reusable, !isClosed {
+            idle.append(connection)
+        } else {
+            open -= 1
+        }
+        condition.signal()
+        condition.unlock()
+        if !reusable || isClosed { Self.discard(connection) }
+    }
+}
+
+/// Why the PostgreSQL engine could not serve a request.
+enum PostgresEngineError: Error, CustomStringConvertible {
+    /// Every connection stayed busy past the wait limit.
+    case poolExhausted(Int)
+    /// The engine was closed.
+    case closed
+    /// A column had a type the store never uses.
+    case unsupportedType(String)
+
+    var description: String {
+        switch self {
+        case .poolExhausted(let size): "all \(size) PostgreSQL connections stayed busy; raise --database-pool or add capacity"
+        case .closed: "the PostgreSQL engine is closed"
+        case .unsupportedType(let type): "a result column has PostgreSQL type \(type), which the store does not read"
+        }
+    }
+}
+
+/// One leased PostgreSQL connection as an ``SQLSession``.
+struct PostgresSession: SQLSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    var dialect: SQLDialect { .postgres }
+
+    func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int {
+        try run(sql, arguments).metadata.rows ?? 0
+    }
+
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
+        let result = try run(sql, arguments)
+        guard let first = result.rows.first else { return [] }
+        let columns = first.map(\.columnName)
+        return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
+    }
+
+    @discardableResult
+    func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
+        var bindings = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument.sqlValue {
+            case .null: bindings.appendNull()
+            case .integer(let integer): bindings.append(integer)
+            case .real(let real): bindings.append(real)
+            case .text(let text): bindings.append(text)
+            case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            }
+        }
+        let query = PostgresQuery(unsafeSQL: Placeholders.numbered(sql), binds: bindings)
+        return try connection.query(query, logger: logger).wait()
+    }
+
+    static func value(_ cell: PostgresCell) throws -> SQLValue {
+        guard cell.bytes != nil else { return .null }
+        switch cell.dataType {
+        case .int2: return .integer(Int64(try cell.decode(Int16.self)))
+        case .int4: return .integer(Int64(try cell.decode(Int32.self)))
+        case .int8: return .integer(try cell.decode(Int64.self))
+        case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+        case .float4: return .real(Double(try cell.decode(Float.self)))
+        case .float8: return .real(try cell.decode(Double.self))
+        case .numeric:
+            // Sums of bigint and rounded values arrive as numeric: whole ones as integers, others as doubles, as SQLite gives them.
+            let text = try cell.decode(Decimal.self).description
+            if let integer = Int64(text) { return .integer(integer) }
+            return .real(Double(text) ?? .nan)
+        case .text, .varchar, .bpchar, .name: return .text(try cell.decode(String.self))
+        case .bytea:
+            var buffer = try cell.decode(ByteBuffer.self)
+            return .blob(buffer.readBytes(length: buffer.readableBytes) ?? [])
+        default: throw PostgresEngineError.unsupportedType("\(cell.dataType)")
+        }
+    }
+}
+
+/// `?` placeholders numbered `$1`, `$2`, ... for PostgreSQL, outside quoted text and names.
+enum Placeholders {
+    /// The statements of a script, split at `;` outside quotes and `$$` function bodies.
+    static func statements(_ script: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var quote: Character?
+        var inBody = false
+        var previous: Character?
+        for character in script {
+            current.append(character)
+            if inBody {
+                if character == "$", previous == "$" { inBody = false; previous = nil; continue }
+            } else if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "$", previous == "$" {
+                inBody = true
+                previous = nil
+                continue
+            } else if character == ";" {
+                let statement = current.dropLast().trimmingCharacters(in: .whitespacesAndNewlines)
+                if !statement.isEmpty { statements.append(statement) }
+                current = ""
+            }
+            previous = character
+        }
+        let last = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !last.isEmpty { statements.append(last) }
+        return statements
+    }
+
+    static func numbered(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
+        var output = ""
+        output.reserveCapacity(sql.utf8.count + 16)
+        var count = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                output.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                output.append(character)
+            } else if character == "?" {
+                count += 1
+                output += "$\(count)"
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+}

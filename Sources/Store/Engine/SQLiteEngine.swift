@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// The embedded engine: one SQLite file in WAL mode through GRDB (one writer, concurrent readers).
+final class SQLiteEngine: DatabaseEngine {
+    let pool: DatabasePool
+    var dialect: SQLDialect { .sqlite }
+
+    /// Opens (creating if needed) the file and runs the SQLite migrations.
+    init(path: String, durability: Durability, busyTimeout: Double) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try SQLiteMigrations.migrator.migrate(pool)
+    }
+
+    func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try pool.write { db in try body(SQLiteSession(db: db)) }
+    }
+
+    func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try pool.read { db in try body(SQLiteSession(db: db)) }
+    }
+
+    func close() {
+        try? pool.close()
+    }
+}
+
+/// A GRDB connection as an ``SQLSession``.
+struct SQLiteSession: SQLSession {
+    let db: Database
+    var dialect: SQLDialect { .sqlite }
+
+    func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int {
+        try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
+        return db.changesCount
+    }
+
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
+        let statement = try db.cachedStatement(sql: sql)
+        let columns = statement.columnNames
+        return try Row.fetchAll(statement, arguments: Self.arguments(arguments)).map { row in
+            SQLRow(columns: columns, values: row.databaseValues.map(Self.value))
+        }
+    }
+
+    static func arguments(_ values: [any SQLValueConvertible]) -> StatementArguments {
+        StatementArguments(values.map { value -> DatabaseValue in
+            switch value.sqlValue {
+            case .null: .null
+            case .integer(let integer): integer.databaseValue
+            case .real(let real): real.databaseValue
+            case .text(let text): text.databaseValue
+            case .blob(let bytes): Data(bytes).databaseValue
+            }
+        })
+    }
+
+    static func value(_ value: DatabaseValue) -> SQLValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): .integer(integer)
+        case .double(let double): .real(double)
+        case .string(let text): .text(text)
+        case .blob(let data): .blob(Array(data))
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+import TestSupport
+
+/// The same simulated traffic stored through each engine answers every report, conversion page and analyst view
+/// identically (issue 12).
+@Suite struct EngineEqualityTests {
+    static let reportQueries: [[(String, String)]] = [
+        [], [("by", "campaign,window")], [("by", "day,conversion_class")], [("by", "week,protocol,environment"), ("include_uncounted", "true")],
+        [("by", "ad_group,creative"), ("protocol", "aak")], [("by", "source_identifier")], [("by", "tier,interaction,country")],
+        [("by", "did_win,conversion_type"), ("window", "0")], [("by", "event")], [("by", "campaign_name,ad_group_name")],
+        [("by", "publisher,app,ad_network")], [("source_prefix", "11"), ("by", "window")], [("type", "re-engagement"), ("by", "campaign")],
+        [("from", "2026-11-02T06:30"), ("to", "2026-11-04"), ("by", "day")], [("country", "us"), ("by", "event,campaign")],
+    ]
+
+    static let views = [
+        "SELECT * FROM conversions ORDER BY id",
+        "SELECT * FROM conversion_events ORDER BY event_id",
+        """
+        SELECT * FROM conversions_daily ORDER BY day NULLS FIRST, app NULLS FIRST, ad_network_id NULLS FIRST, protocol NULLS FIRST,
+            environment NULLS FIRST, campaign NULLS FIRST, conversion_class NULLS FIRST, conversion_window NULLS FIRST
+        """,
+    ]
+
+    /// Simulated traffic over four days, with duplicates, replays, forgeries under unknown keys and every protocol version.
+    static func traffic(count: Int) throws -> [Intake] {
+        let key = try ECPrivateKey.generate()
+        let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
+        var simulation = Simulation(seed: 12, key: key, keyID: "sim/0")
+        let start = try #require(Timestamp.parse("2026-11-01T00:00:00Z"))
+        return try (0..<count).map { index in
+            let simulated = try simulation.next()
+            let result = verifier.verify(simulated.body)
+            return Intake(receivedAt: start.addingTimeInterval(Double(index) * 4 * 86_400 / Double(count)), remoteAddress: nil,
+                          route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result))
+        }
+    }
+
+    /// Every answer the store gives, as text, for comparison.
+    static func answers(_ store: StoreDatabase) async throws -> [String] {
+        var answers: [String] = []
+        for parameters in reportQueries {
+            for forceRows in [false, true] {
+                let table = try await store.reports.report(try ReportQuery.parse(parameters), forceRows: forceRows)
+                answers.append("\(parameters) rows=\(forceRows): \(table.columns) \(table.rows.map { $0.map(\.serialized) })")
+            }
+        }
+        let page = try await store.reports.conversions(try ReportQuery.parse([("include_uncounted", "true")]), after: 0, limit: 1000)
+        answers.append("conversions: \(page.rows.map { $0.map(\.serialized) })")
+        let csv = try await store.reports.conversionsCSV(try ReportQuery.parse([]), after: 0, limit: 1000)
+        answers.append("conversions.csv: \(csv.csv)")
+        for view in views {
+            let rows = try await store.rows(view)
+            answers.append("\(view): \(rows.first?.columns ?? []) \(rows.map { $0.values.map { ReportTable.cell($0).serialized } })")
+        }
+        return answers
+    }
+
+    @Test func bothEnginesGiveIdenticalAnswers() async throws {
+        let intakes = try Self.traffic(count: 600)
+        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/schemas/shop.json")
+        var results: [TestEngine: [String]] = [:]
+        for engine in TestEngine.allCases {
+            let store = try engine.freshStore()
+            _ = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+            for start in stride(from: 0, to: intakes.count, by: 50) {
+                _ = try store.ledger.persist(Array(intakes[start..<min(start + 50, intakes.count)]))
+                if start == 300 { try store.rollup.fold() }
+            }
+            results[engine] = try await Self.answers(store)
+        }
+        let sqlite = try #require(results[.sqlite])
+        let postgres = try #require(results[.postgres])
+        #expect(sqlite.count == Self.reportQueries.count * 2 + 2 + Self.views.count)
+        for (left, right) in zip(sqlite, postgres) {
+            #expect(left == right)
+        }
+        #expect(sqlite.contains { $0.contains("\"order\"") }, "the schema decoded events")
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Store
+
+/// The engines every store, report and live-server test runs on.
+public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case postgres
+
+    public var description: String { rawValue }
+
+    /// A `--database` value for a new, empty database on this engine: a fresh SQLite file, or a new database on the
+    /// throw-away PostgreSQL server that `scripts/with-postgres` started (`make test` starts it).
+    public func freshDatabase() throws -> String {
+        switch self {
+        case .sqlite:
+            return temporaryDirectory() + "/test.sqlite"
+        case .postgres:
+            let server = try TestPostgres.server()
+            let name = "cs_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+            try TestPostgres.run("CREATE DATABASE \(name)", on: server)
+            var database = server
+            database.database = String(name)
+            return TestPostgres.url(database)
+        }
+    }
+
+    /// Opens a fresh, migrated store on this engine.
+    public func freshStore() throws -> StoreDatabase {
+        try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try freshDatabase())))
+    }
+}
+
+/// The test PostgreSQL server.
+public enum TestPostgres {
+    /// Why PostgreSQL tests cannot run.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String {
+            "COUNTERSIGN_TEST_POSTGRES is not set: run the tests with `make test`, or `scripts/with-postgres swift test`"
+        }
+    }
+
+    /// The server's `postgres` database.
+    public static func server() throws -> PostgresLocation {
+        guard let url = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES"] else { throw Unavailable() }
+        return try PostgresLocation(url: url)
+    }
+
+    /// A URL for `location` (tests use a Unix socket and no password).
+    public static func url(_ location: PostgresLocation) -> String {
+        "postgres://\(location.user)@localhost:\(location.port)/\(location.database)" + (location.socketDirectory.map { "?host=\($0)" } ?? "")
+    }
+
+    /// Runs one statement on `location`'s database with a connection of its own.
+    public static func run(_ sql: String, on location: PostgresLocation) throws {
+        let configuration = PostgresConnection.Configuration(
+            unixSocketPath: location.socketPath ?? "", username: location.user, password: nil, database: location.database)
+        let connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 1, logger: Logger(label: "test")).wait()
+        defer { try? connection.close().wait() }
+        _ = try connection.simpleQuery(sql).wait()
+    }
+
+    /// Runs `pg_ctl` on the test server (`stop -m fast`, `start -w`) as the user that owns it.
+    public static func control(_ arguments: [String]) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let data = environment["COUNTERSIGN_TEST_POSTGRES_DATA"], let bin = environment["COUNTERSIGN_TEST_POSTGRES_BIN"],
+              let server = try? server(), let socket = server.socketDirectory else { throw Unavailable() }
+        let process = Process()
+        var command = ["\(bin)/pg_ctl", "-D", data, "-l", "\(socket)/server.log"] + arguments
+        if arguments.first == "start" { command += ["-o", "-k \(socket) -c listen_addresses='' -c max_connections=400 -c shared_buffers=128MB"] }
+        if getuid() == 0 { command = ["runuser", "-u", "postgres", "--"] + command }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ControlFailed(arguments: arguments, status: process.terminationStatus) }
+    }
+
+    /// `pg_ctl` failed.
+    public struct ControlFailed: Error {
+        public let arguments: [String]
+        public let status: Int32
+    }
+}
+
+/// A new empty temporary directory.
+public func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs `writer` as its service group would while `body` submits to it, then shuts it down (commit, fold, end of
+/// the thread) before returning.
+public func withRunningWriter<T: Sendable>(_ writer: GroupCommitWriter, _ body: () async throws -> T) async throws -> T {
+    let running = Task { try await writer.run() }
+    let result: Result<T, any Error>
+    do { result = .success(try await body()) } catch { result = .failure(error) }
+    running.cancel()
+    try await running.value
+    return try result.get()
+}
+
+extension StoreDatabase {
+    /// The rows of a query, for tests to look at what was stored.
+    public func rows(_ sql: String, _ arguments: [any SQLValueConvertible] = []) async throws -> [SQLRow] {
+        try await engine.read { db in try db.rows(sql, arguments) }
+    }
+
+    /// The first column of the first row of a query.
+    public func scalar<T: SQLValueDecodable & Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible] = [], as type: T.Type = T.self) async throws -> T? {
+        try await engine.read { db in try db.value(sql, arguments, as: T.self) }
+    }
+
+    /// The first column of every row of a query.
+    public func column<T: SQLValueDecodable & Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible] = [], as type: T.Type = T.self) async throws -> [T] {
+        try await rows(sql, arguments).map { try $0.get(at: 0, as: T.self) }
+    }
+}
