@@ -40,8 +40,11 @@ import TestSupport
         }
     }
 
-    /// Every answer the store gives, as text, for comparison.
+    /// Every answer the store gives, as text, for comparison. Row ids are left out: PostgreSQL's sequences leave gaps
+    /// (an insert that meets an existing dedup key still takes a number), so the same rows can have other ids; their
+    /// order is the same.
     static func answers(_ store: StoreDatabase) async throws -> [String] {
+        let ids: Set<String> = ["id", "event_id", "postback_id"]
         var answers: [String] = []
         for parameters in reportQueries {
             for forceRows in [false, true] {
@@ -50,12 +53,13 @@ import TestSupport
             }
         }
         let page = try await store.reports.conversions(try ReportQuery.parse([("include_uncounted", "true")]), after: 0, limit: 1000)
-        answers.append("conversions: \(page.rows.map { $0.map(\.serialized) })")
+        answers.append("conversions: \(page.rows.map { $0.dropFirst().map(\.serialized) })")
         let csv = try await store.reports.conversionsCSV(try ReportQuery.parse([]), after: 0, limit: 1000)
-        answers.append("conversions.csv: \(csv.csv)")
+        answers.append("conversions.csv: \(csv.csv.split(separator: "\r\n").map { $0.drop { $0 != "," } })")
         for view in views {
             let rows = try await store.rows(view)
-            answers.append("\(view): \(rows.first?.columns ?? []) \(rows.map { $0.values.map { ReportTable.cell($0).serialized } })")
+            let kept = (rows.first?.columns ?? []).indices.filter { !ids.contains(rows[0].columns[$0]) }
+            answers.append("\(view): \(kept.map { rows[0].columns[$0] }) \(rows.map { row in kept.map { ReportTable.cell(row.values[$0]).serialized } })")
         }
         return answers
     }
@@ -77,9 +81,11 @@ import TestSupport
         let sqlite = try #require(results[.sqlite])
         let postgres = try #require(results[.postgres])
         #expect(sqlite.count == Self.reportQueries.count * 2 + 2 + Self.views.count)
-        for (left, right) in zip(sqlite, postgres) {
-            #expect(left == right)
+        for (left, right) in zip(sqlite, postgres) where left != right {
+            // Show where they part, not two pages of numbers.
+            let common = zip(left, right).prefix { $0 == $1 }.count
+            Issue.record("\(left.prefix(120))… differs at \(common): sqlite …\(left.dropFirst(max(0, common - 80)).prefix(200)) postgres …\(right.dropFirst(max(0, common - 80)).prefix(200))")
         }
-        #expect(sqlite.contains { $0.contains("\"order\"") }, "the schema decoded events")
+        #expect(sqlite.contains { $0.contains("order") && $0.contains("add_to_cart") }, "the schema decoded events")
     }
 }
