@@ -212,8 +212,10 @@ extension Disposition {
     static func forCopy(existingOutcome: String, existingHash: Data, incoming: VerificationOutcome, incomingHash: Data) -> Disposition {
         let verified = VerificationOutcome.verified.rawValue
         if existingOutcome != verified, incoming == .verified { return .stored }
-        if existingHash == incomingHash { return .duplicate }
+        // Checked before content: a copy nobody can verify must not move any of a counted row's numbers, not even its
+        // duplicate count, however exactly it repeats the row.
         if existingOutcome == verified, incoming != .verified { return .unverifiedCopy }
+        if existingHash == incomingHash { return .duplicate }
         return .replay
     }
 }

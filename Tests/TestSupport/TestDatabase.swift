@@ -69,16 +69,33 @@ public enum TestPostgres {
         let environment = ProcessInfo.processInfo.environment
         guard let data = environment["COUNTERSIGN_TEST_POSTGRES_DATA"], let bin = environment["COUNTERSIGN_TEST_POSTGRES_BIN"],
               let server = try? server(), let socket = server.socketDirectory else { throw Unavailable() }
-        let process = Process()
         var command = ["\(bin)/pg_ctl", "-D", data, "-l", "\(socket)/server.log"] + arguments
         if arguments.first == "start" { command += ["-o", "-k \(socket) -c listen_addresses='' -c max_connections=400 -c shared_buffers=128MB"] }
         if getuid() == 0 { command = ["runuser", "-u", "postgres", "--"] + command }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ControlFailed(arguments: arguments, status: process.terminationStatus) }
+        let status = try spawnAndWait(command)
+        guard status == 0 else { throw ControlFailed(arguments: arguments, status: status) }
+    }
+
+    /// Runs a command with only /dev/null as its standard streams and no other descriptor of ours, and waits for it.
+    /// Foundation's `Process` would hand the server it starts a descriptor that keeps `waitUntilExit` waiting for as
+    /// long as the server lives.
+    static func spawnAndWait(_ command: [String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor in Int32(0)...2 {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
+        for descriptor in open where descriptor > 2 { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        var pid: pid_t = 0
+        let arguments = (["/usr/bin/env"] + command).map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, arguments, environ)
+        guard spawned == 0 else { throw ControlFailed(arguments: command, status: spawned) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        return (status >> 8) & 0xff
     }
 
     /// `pg_ctl` failed.
