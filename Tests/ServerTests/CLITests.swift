@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import JWS
 import PostbackMint
 
@@ -113,5 +114,27 @@ import PostbackMint
         var tampered = Array(jws.utf8)
         tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(try countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: tampered).status == 1)
+    }
+
+    /// `countersign copy` moves an installation into PostgreSQL, reports what it did, and refuses what it cannot open.
+    @Test func copyMovesAnInstallationAndSaysWhatItDid() throws {
+        let database = Checkout.temporaryDirectory() + "/db.sqlite"
+        #expect(try countersign(["apikey", "create", "--name", "moved", "--database", database]).status == 0)
+        let target = try TestEngine.postgres.freshDatabase()
+        let copied = try countersign(["copy", "--from", database, "--to", target])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        let summary = try #require(try JSONParser.parse(Array(copied.stdout.utf8)).object)
+        #expect(summary["api_keys"]?.object?["copied"] == .number("1"))
+        #expect(summary["check"] == .string("counts and report totals agree"))
+        #expect(copied.stderr.contains("api_keys: 1/1"))
+        let again = try countersign(["copy", "--from", database, "--to", target])
+        #expect(try JSONParser.parse(Array(again.stdout.utf8)).object?["api_keys"]?.object?["already_there"] == .number("1"))
+        let listed = try countersign(["apikey", "list", "--database", target])
+        #expect(listed.stdout.contains("moved"))
+        for (from, to) in [("/no/such.sqlite", target), (database, "postgres://nobody")] {
+            let refused = try countersign(["copy", "--from", from, "--to", to])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        }
     }
 }

@@ -1,0 +1,108 @@
+import Foundation
+
+/// Copies one store into another, table by table with the same ids (an SQLite installation into PostgreSQL, say), and
+/// checks that the two then agree. Safe to run again: rows the target already has are left as they are.
+public struct StoreCopier: Sendable {
+    /// The tables copied, parents before children. The rollup is not copied: the target folds the copied postbacks.
+    public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs"]
+
+    /// What one run did.
+    public struct Summary: Sendable, Equatable {
+        /// Rows added to the target, per table.
+        public var copied: [String: Int] = [:]
+        /// Rows the target already had, per table.
+        public var alreadyThere: [String: Int] = [:]
+    }
+
+    /// A difference found by ``check(source:target:)``.
+    public struct Difference: Sendable, Equatable, CustomStringConvertible {
+        /// What was compared.
+        public let what: String
+        /// The source's answer and the target's.
+        public let source: String
+        public let target: String
+        public var description: String { "\(what): source \(source), target \(target)" }
+    }
+
+    let source: StoreDatabase
+    let target: StoreDatabase
+
+    /// A copier from `source` into `target`.
+    public init(source: StoreDatabase, target: StoreDatabase) {
+        self.source = source
+        self.target = target
+    }
+
+    /// Copies every table in chunks of ids, one target transaction per chunk; `progress(table, done, total)` after each.
+    /// Then folds the copied postbacks into the target's rollup.
+    public func copy(progress: @Sendable (String, Int, Int) -> Void) throws -> Summary {
+        var summary = Summary()
+        for table in Self.tables {
+            let columns = try sharedColumns(table)
+            let total = try source.engine.snapshot { try $0.value("SELECT count(*) FROM \(table)", as: Int.self) } ?? 0
+            // PostgreSQL takes at most 65,535 arguments a statement.
+            let chunk = max(1, 30_000 / columns.count)
+            var after: Int64 = -1
+            var done = 0
+            while true {
+                let rows = try source.engine.snapshot { db in
+                    try db.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?", [after, chunk])
+                }
+                guard let last = rows.last else { break }
+                after = try last.get("id", as: Int64.self)
+                let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+                let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", ") + " ON CONFLICT (id) DO NOTHING"
+                let arguments: [any SQLValueConvertible] = rows.flatMap(\.values)
+                let inserted = try target.engine.transaction { db in try db.execute(sql, arguments) }
+                summary.copied[table, default: 0] += inserted
+                summary.alreadyThere[table, default: 0] += rows.count - inserted
+                done += rows.count
+                progress(table, done, total)
+            }
+            try target.engine.transaction { db in
+                // The next id the target hands out follows the copied ones.
+                if db.dialect == .postgres {
+                    try db.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
+                }
+            }
+        }
+        while try target.rollup.fold(limit: 50_000) > 0 {}
+        return summary
+    }
+
+    /// Compares row counts of every table and the report totals by day, app and network, and by campaign and window.
+    /// Returns the differences; none means the copy is complete.
+    public func check() async throws -> [Difference] {
+        var differences: [Difference] = []
+        for table in Self.tables {
+            let count = "SELECT count(*) FROM \(table)"
+            let inSource = try await source.engine.read { try $0.value(count, as: Int.self) } ?? 0
+            let inTarget = try await target.engine.read { try $0.value(count, as: Int.self) } ?? 0
+            if inSource != inTarget { differences.append(Difference(what: "\(table) rows", source: String(inSource), target: String(inTarget))) }
+        }
+        for parameters in [[("include_uncounted", "true"), ("by", "day,app,ad_network,environment")], [("by", "campaign,window,event")]] {
+            let query = try ReportQuery.parse(parameters)
+            let fromSource = try await source.reports.report(query)
+            let fromTarget = try await target.reports.report(query)
+            if fromSource.rows != fromTarget.rows {
+                differences.append(Difference(what: "report by \(parameters.last!.1)", source: "\(fromSource.rows.count) rows", target: "\(fromTarget.rows.count) rows"))
+            }
+        }
+        return differences
+    }
+
+    /// The columns both stores have for `table`, `id` first.
+    private func sharedColumns(_ table: String) throws -> [String] {
+        let sourceColumns = try source.engine.snapshot { try Self.columns(of: table, $0) }
+        let targetColumns = Set(try target.engine.snapshot { try Self.columns(of: table, $0) })
+        return ["id"] + sourceColumns.filter { $0 != "id" && targetColumns.contains($0) }
+    }
+
+    private static func columns(of table: String, _ db: any SQLSession) throws -> [String] {
+        let sql = db.dialect == .sqlite
+            ? "SELECT name FROM pragma_table_info(?) ORDER BY cid"
+            : "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position"
+        return try db.rows(sql, [table]).map { try $0.get(at: 0, as: String.self) }
+    }
+}
