@@ -70,21 +70,51 @@ public struct PostbackLedger: Sendable {
         let catalog = self.catalog
         return try engine.transaction { db in
             try catalog.refresh(db)
-            return try batch.map { try Self.persist($0, db, catalog: catalog) }
+            return try Self.persist(batch, db, catalog: catalog)
         }
     }
 
-    static func persist(_ intake: Intake, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {
-        guard let row = intake.row, let postback = intake.result.postback else {
-            _ = try insertReceipt(db, intake, disposition: .rejected)
-            return .rejected
+    /// First every body's receipt and, for a postback, its row unless the dedup key is taken; then, in order, each new
+    /// row is decoded and each copy of a stored postback is judged against it (``Disposition/forCopy``). A copy later in
+    /// the batch meets the row an earlier one inserted, exactly as if they had come one per transaction.
+    static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog) throws -> [Disposition] {
+        let inserted = try insertReceiptsAndRows(batch, db)
+        return try zip(batch, inserted).map { intake, ids in
+            guard let row = intake.row, let postback = intake.result.postback else { return .rejected }
+            if let rowID = ids.rowID {
+                try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog, isNewRow: true)
+                return .stored
+            }
+            return try judgeCopy(intake, row: row, postback: postback, receiptID: ids.receiptID, db, catalog: catalog)
         }
-        // Most bodies are new postbacks: insert the receipt as stored, then the row that points at it.
-        let receiptID = try insertReceipt(db, intake, disposition: .stored)
-        if let rowID = try row.insertIfNew(db, receiptID: receiptID) {
-            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog, isNewRow: true)
-            return .stored
+    }
+
+    /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
+    /// runs two statements an intake; PostgreSQL one statement an intake, all sent before the first answer returns.
+    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession) throws -> [(receiptID: Int64, rowID: Int64?)] {
+        switch db.dialect {
+        case .sqlite:
+            return try batch.map { intake in
+                let receiptID = try insertReceipt(db, intake, disposition: intake.row == nil ? .rejected : .stored)
+                return (receiptID, try intake.row?.insertIfNew(db, receiptID: receiptID))
+            }
+        case .postgres:
+            let statements = batch.map { intake -> (sql: String, arguments: [any SQLValueConvertible]) in
+                let receipt = receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored)
+                guard let row = intake.row else { return (receiptSQL, receipt) }
+                return (PostbackRow.insertWithReceiptSQL, receipt + row.values)
+            }
+            return try zip(batch, db.pipeline(statements)).map { intake, rows in
+                let first = try rows.first.map { row -> (Int64, Int64?) in
+                    intake.row == nil ? (try row.get(at: 0, as: Int64.self), nil) : (try row.get("receipt_id"), try row.get("row_id"))
+                }
+                return first ?? (0, nil)
+            }
         }
+    }
+
+    /// A copy of an already stored postback: replaces the row when it is the first verified copy, else is counted.
+    private static func judgeCopy(_ intake: Intake, row: PostbackRow, postback: Postback, receiptID: Int64, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {
         // The row exists (perhaps just committed by another receiver); lock it so racing copies are judged one at a time.
         let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
         guard let existing = try db.row("SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?\(lock)", [postback.dedupKey]) else {
@@ -123,13 +153,15 @@ public struct PostbackLedger: Sendable {
         } catch is ProbeRollback {}
     }
 
+    static let receiptSQL = "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"
+
+    static func receiptArguments(_ intake: Intake, disposition: Disposition) -> [any SQLValueConvertible] {
+        [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue]
+    }
+
     /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.
     private static func insertReceipt(_ db: any SQLSession, _ intake: Intake, disposition: Disposition) throws -> Int64 {
-        let id = try db.value(
-            "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue],
-            as: Int64.self)
-        return id ?? 0
+        try db.value(receiptSQL, receiptArguments(intake, disposition: disposition), as: Int64.self) ?? 0
     }
 
     /// Re-checks every unverifiable postback with `check` and records what it finds now.

@@ -198,8 +198,30 @@ struct PostgresSession: SQLSession {
         return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
     }
 
+    func pipeline(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[SQLRow]] {
+        let pending = statements.map { connection.query(Self.query($0.sql, $0.arguments), logger: logger) }
+        var results: [[SQLRow]] = []
+        var failure: (any Error)?
+        // Every answer is awaited, even after a failure, so the connection is quiet when it goes back to the pool.
+        for future in pending {
+            do {
+                let result = try future.wait()
+                let columns = result.rows.first.map { $0.map(\.columnName) } ?? []
+                results.append(try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) })
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return results
+    }
+
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
+        try connection.query(Self.query(sql, arguments), logger: logger).wait()
+    }
+
+    static func query(_ sql: String, _ arguments: [any SQLValueConvertible]) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument.sqlValue {
@@ -210,8 +232,7 @@ struct PostgresSession: SQLSession {
             case .blob(let bytes): bindings.append(ByteBuffer(bytes: bytes))
             }
         }
-        let query = PostgresQuery(unsafeSQL: Placeholders.numbered(sql), binds: bindings)
-        return try connection.query(query, logger: logger).wait()
+        return PostgresQuery(unsafeSQL: Placeholders.numbered(sql), binds: bindings)
     }
 
     static func value(_ cell: PostgresCell) throws -> SQLValue {
