@@ -23,8 +23,8 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH]\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | roundtrip DATABASE\n".utf8))
     exit(2)
 }
 
@@ -84,6 +84,17 @@ while aakBodies.count < 1000 || skanBodies.count < 1000 {
     }
 }
 var index = 0
+if arguments[1] == "roundtrip" {
+    // One statement's round trip on the engine at `arguments[2]`, inside a transaction. Prints `roundtrip_us=N`.
+    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(arguments[2])))
+    let rounds = 2000
+    let started = DispatchTime.now().uptimeNanoseconds
+    try store.engine.transaction { db in for _ in 0..<rounds { _ = try db.value("SELECT 1", as: Int.self) } }
+    let single = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3 / Double(rounds)
+    print(String(format: "roundtrip_us=%.1f", single))
+    exit(0)
+}
+
 if arguments[1] == "store" {
     // The storage path alone, on one thread: verified intakes prepared first, then committed in batches as the group
     // commit does under load. Prints `store_us_per_postback=N`.

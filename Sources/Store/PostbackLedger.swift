@@ -90,7 +90,9 @@ public struct PostbackLedger: Sendable {
     }
 
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
-    /// runs two statements an intake; PostgreSQL one statement an intake, all sent before the first answer returns.
+    /// runs two statements an intake (each costs microseconds there); PostgreSQL three statements a batch, since every
+    /// statement costs a round trip of about 120 µs: receipt ids taken from the sequence, the receipts, then the rows
+    /// with `ON CONFLICT DO NOTHING`, whose answer names the receipts whose rows went in.
     private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
@@ -99,17 +101,31 @@ public struct PostbackLedger: Sendable {
                 return (receiptID, try intake.row?.insertIfNew(db, receiptID: receiptID))
             }
         case .postgres:
-            let statements = batch.map { intake -> (sql: String, arguments: [any SQLValueConvertible]) in
-                let receipt = receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored)
-                guard let row = intake.row else { return (receiptSQL, receipt) }
-                return (PostbackRow.insertWithReceiptSQL, receipt + row.values)
-            }
-            return try zip(batch, db.pipeline(statements)).map { intake, rows in
-                let first = try rows.first.map { row -> (Int64, Int64?) in
-                    intake.row == nil ? (try row.get(at: 0, as: Int64.self), nil) : (try row.get("receipt_id"), try row.get("row_id"))
+            var inserted: [(receiptID: Int64, rowID: Int64?)] = []
+            // At most 65,535 arguments a statement: 38 a row.
+            for start in stride(from: 0, to: batch.count, by: 1000) {
+                let chunk = batch[start..<min(start + 1000, batch.count)]
+                let receiptIDs = try db.rows("SELECT nextval(pg_get_serial_sequence('receipts', 'id')) FROM generate_series(1, ?)", [chunk.count])
+                    .map { try $0.get(at: 0, as: Int64.self) }
+                let receiptRow = "(" + Array(repeating: "?", count: 8).joined(separator: ", ") + ")"
+                try db.execute(
+                    "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) VALUES "
+                        + Array(repeating: receiptRow, count: chunk.count).joined(separator: ", "),
+                    zip(receiptIDs, chunk).flatMap { id, intake in [id] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored) })
+                let rows = zip(receiptIDs, chunk).compactMap { id, intake in intake.row.map { (id, $0) } }
+                var rowIDs: [Int64: Int64] = [:]
+                if !rows.isEmpty {
+                    let placeholders = "(" + Array(repeating: "?", count: PostbackRow.columns.count).joined(separator: ", ") + ")"
+                    let answer = try db.rows(
+                        "INSERT INTO postbacks (\(PostbackRow.columns.joined(separator: ", "))) VALUES "
+                            + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
+                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id",
+                        rows.flatMap { id, row in row.values + [SQLValue.integer(id)] })
+                    for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
                 }
-                return first ?? (0, nil)
+                inserted += receiptIDs.map { ($0, rowIDs[$0]) }
             }
+            return inserted
         }
     }
 

@@ -78,14 +78,6 @@ struct PostbackRow: Sendable {
 
     static let columns = PostbackRow.columnNames
     static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING RETURNING id"
-    /// PostgreSQL: the receipt (its seven arguments first) and the row (`values` next) in one statement, answering
-    /// `receipt_id` and `row_id` (NULL when the dedup key is taken).
-    static let insertWithReceiptSQL = """
-        WITH receipt AS (INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id),
-        inserted AS (INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count - 1).joined(separator: ", ")), (SELECT id FROM receipt))
-                     ON CONFLICT (dedup_key) DO NOTHING RETURNING id)
-        SELECT (SELECT id FROM receipt) AS receipt_id, (SELECT id FROM inserted) AS row_id
-        """
     static let updateSQL = "UPDATE postbacks SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
     func update(_ db: any SQLSession, id: Int64, receiptID: Int64) throws {

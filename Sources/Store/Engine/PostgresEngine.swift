@@ -198,24 +198,6 @@ struct PostgresSession: SQLSession {
         return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
     }
 
-    func pipeline(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[SQLRow]] {
-        let pending = statements.map { connection.query(Self.query($0.sql, $0.arguments), logger: logger) }
-        var results: [[SQLRow]] = []
-        var failure: (any Error)?
-        // Every answer is awaited, even after a failure, so the connection is quiet when it goes back to the pool.
-        for future in pending {
-            do {
-                let result = try future.wait()
-                let columns = result.rows.first.map { $0.map(\.columnName) } ?? []
-                results.append(try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) })
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-        return results
-    }
-
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
         try connection.query(Self.query(sql, arguments), logger: logger).wait()
@@ -292,25 +274,28 @@ enum Placeholders {
     }
 
     static func numbered(_ sql: String) -> String {
-        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
-        var output = ""
-        output.reserveCapacity(sql.utf8.count + 16)
+        let question = UInt8(ascii: "?")
+        guard sql.utf8.contains(question) else { return sql }
+        // Bytes, not Characters: a batch insert's text runs to tens of kilobytes.
+        var output: [UInt8] = []
+        output.reserveCapacity(sql.utf8.count * 2)
         var count = 0
-        var quote: Character?
-        for character in sql {
+        var quote: UInt8?
+        for byte in sql.utf8 {
             if let open = quote {
-                if character == open { quote = nil }
-                output.append(character)
-            } else if character == "'" || character == "\"" {
-                quote = character
-                output.append(character)
-            } else if character == "?" {
+                if byte == open { quote = nil }
+                output.append(byte)
+            } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
+                quote = byte
+                output.append(byte)
+            } else if byte == question {
                 count += 1
-                output += "$\(count)"
+                output.append(UInt8(ascii: "$"))
+                output.append(contentsOf: String(count).utf8)
             } else {
-                output.append(character)
+                output.append(byte)
             }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -10,16 +10,9 @@ public protocol SQLSession {
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int
     /// Runs a query and returns its rows.
     func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow]
-    /// Runs several queries in order and returns each one's rows. PostgreSQL sends them all before waiting for the first
-    /// answer, which saves a round trip per statement; SQLite runs them one by one.
-    func pipeline(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[SQLRow]]
 }
 
 extension SQLSession {
-    /// Runs the statements one by one.
-    public func pipeline(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[SQLRow]] {
-        try statements.map { try rows($0.sql, $0.arguments) }
-    }
 
     /// Runs a statement without arguments.
     @discardableResult
