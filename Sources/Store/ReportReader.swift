@@ -310,14 +310,14 @@ public struct ReportReader: Sendable {
     public func report(_ query: ReportQuery, forceRows: Bool = false) async throws -> ReportTable {
         let (sql, arguments) = query.sql(forceRows: forceRows, dialect: engine.dialect)
         let columns = query.groupBy.map(\.rawValue) + ReportQuery.metrics
-        let rows = try await engine.read { db in try db.rows(sql, arguments).map { $0.values.map(ReportTable.cell) } }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: columns, rows: rows)
     }
 
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
     public func conversions(_ query: ReportQuery, after: Int64, limit: Int) async throws -> ReportTable {
         let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let rows = try await engine.read { db in try db.rows(sql, arguments).map { $0.values.map(ReportTable.cell) } }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: Self.conversionColumns, rows: rows)
     }
 
@@ -325,7 +325,7 @@ public struct ReportReader: Sendable {
     /// Returns the CSV text (header first) and the last id on the page.
     public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
         let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let rows = try await engine.read { db in try db.rows(sql, arguments) }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false) }
         var csv = Self.conversionColumns.joined(separator: ",") + "\r\n"
         csv.reserveCapacity(rows.count * 200)
         for row in rows {

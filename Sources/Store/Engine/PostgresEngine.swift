@@ -101,14 +101,12 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             release(connection, reusable: !connection.isClosed)
             return result
         } catch {
-            // A server error (constraint, syntax) leaves a healthy connection after ROLLBACK; anything else may not.
-            release(connection, reusable: error is PSQLError && !connection.isClosed && Self.isServerError(error))
+            // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
+            // connection or protocol failure may not.
+            let healthy = (error as? PSQLError).map { $0.code == .server } ?? true
+            release(connection, reusable: healthy && !connection.isClosed)
             throw error
         }
-    }
-
-    private static func isServerError(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.code == .server
     }
 
     private func lease() throws -> PostgresConnection {
@@ -191,7 +189,8 @@ struct PostgresSession: SQLSession {
         try run(sql, arguments).metadata.rows ?? 0
     }
 
-    func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
+    /// PostgreSQL statements are unnamed and parsed each time, so `reusable` changes nothing here.
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reusable: Bool) throws -> [SQLRow] {
         let result = try run(sql, arguments)
         guard let first = result.rows.first else { return [] }
         let columns = first.map(\.columnName)

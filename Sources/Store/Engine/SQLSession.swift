@@ -8,11 +8,17 @@ public protocol SQLSession {
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int
-    /// Runs a query and returns its rows.
-    func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow]
+    /// Runs a query and returns its rows. `reusable` keeps the compiled statement for the next call with the same text
+    /// (SQLite caches it per connection, without bound): pass false for text built from a request, such as a report.
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reusable: Bool) throws -> [SQLRow]
 }
 
 extension SQLSession {
+    /// Runs one of the store's fixed queries, whose compiled statement is kept.
+    public func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
+        try rows(sql, arguments, reusable: true)
+    }
+
 
     /// Runs a statement without arguments.
     @discardableResult
