@@ -48,9 +48,13 @@ public struct ReportQuery: Sendable, Equatable {
         /// Whether the dimension's values are text (the others are integers).
         var isText: Bool { ![.app, .window, .didWin, .tier].contains(self) }
 
-        /// The SQL for this dimension over `columns`; nil when the rollup cannot answer it.
-        func expression(_ columns: ReportColumns, _ dialect: SQLDialect = .sqlite) -> String? {
-            switch self {
+        /// Whether `conversion_rollup` holds this dimension; the others are read from the rows.
+        var inRollup: Bool { ![.event, .publisher, .campaignName, .adGroupName, .creativeName].contains(self) }
+
+        /// The SQL for this dimension over `columns` in `dialect`; nil when `columns` (the rollup) does not hold it.
+        func expression(_ columns: ReportColumns, _ dialect: SQLDialect) -> String? {
+            if columns.isRollup, !inRollup { return nil }
+            return switch self {
             case .day: columns.day
             case .week: dialect.isoWeek(columns.day)
             case .app: columns.app
@@ -68,12 +72,12 @@ public struct ReportQuery: Sendable, Equatable {
             case .interaction: columns.interaction
             case .country: columns.country
             case .tier: columns.tier
-            case .event: columns.isRollup ? nil : "e.name"
+            case .event: "e.name"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
-            case .publisher: columns.isRollup ? nil : "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
-            case .campaignName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")
-            case .adGroupName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")
-            case .creativeName: columns.isRollup ? nil : dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")
+            case .publisher: "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
+            case .campaignName: dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")
+            case .adGroupName: dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")
+            case .creativeName: dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")
             }
         }
 
@@ -199,7 +203,7 @@ public struct ReportQuery: Sendable, Equatable {
     /// range falls on whole UTC days (the rollup's grain).
     public var rollupAnswers: Bool {
         func isMidnight(_ date: Date?) -> Bool { date.map { Timestamp.format($0).hasSuffix("T00:00:00.000Z") } ?? true }
-        return groupBy.allSatisfy { $0.expression(.rollup) != nil } && isMidnight(from) && isMidnight(to)
+        return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to)
     }
 
     /// The metrics every report row carries, in order.
