@@ -3,8 +3,8 @@ import Foundation
 import JWS
 import Store
 
-/// Every `serve` setting with its default. Precedence: flag, then `COUNTERSIGN_*` environment variable,
-/// then the `--config` JSON file, then the default below.
+/// Every `serve` setting with its default, the one place defaults live. `read(from:)` takes values from flags, then
+/// `COUNTERSIGN_*` environment variables, then the `--config` JSON file (through swift-configuration).
 struct ServerSettings: Sendable {
     var host = "127.0.0.1"
     var port = 8080
@@ -41,95 +41,49 @@ struct ServerSettings: Sendable {
         case text, json
     }
 
-    /// A source of setting values by name (`port`, `body-limit`, ...).
-    struct Layer {
-        let name: String
-        let lookup: (String) -> String?
-        let list: (String) -> [String]?
-    }
-
-    /// The environment as a layer: `body-limit` reads `COUNTERSIGN_BODY_LIMIT`; lists are comma-separated.
-    static func environmentLayer(_ environment: [String: String]) -> Layer {
-        func key(_ name: String) -> String { "COUNTERSIGN_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
-        return Layer(
-            name: "environment",
-            lookup: { environment[key($0)] },
-            list: { environment[key($0)].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } }
-        )
-    }
-
-    /// A JSON config file as a layer: `{"port": 8080, "keys": ["kid=file.pem"], ...}`.
-    static func fileLayer(path: String) throws(CLIFailure) -> Layer {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
-        guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
-        let known = Set(["host", "port", "database", "body-limit", "allow-development", "keys-dir", "keys", "accept-ad-network",
-                         "durability", "log-format", "log-level", "busy-timeout", "database-pool", "database-connect-timeout", "request-timeout", "idle-timeout",
-                         "public-rate", "public-burst"] + adServicesSettingNames)
-        if let unknown = object.members.first(where: { !known.contains($0.key) }) {
-            throw CLIFailure.usage("\(path): unknown setting \"\(unknown.key)\"")
-        }
-        return Layer(
-            name: path,
-            lookup: { name in
-                switch object[name] {
-                case .string(let text): text
-                case .number(let literal): literal
-                case .bool(let flag): flag ? "true" : "false"
-                default: nil
-                }
-            },
-            list: { name in
-                guard case .array(let items) = object[name] else { return nil }
-                return items.compactMap(\.string)
-            }
-        )
-    }
-
-    /// Applies `layers` (highest precedence first) over the defaults.
-    mutating func apply(_ layers: [Layer]) throws(CLIFailure) {
-        func value(_ name: String) -> (String, String)? {
-            for layer in layers { if let found = layer.lookup(name) { return (found, layer.name) } }
-            return nil
-        }
-        func list(_ name: String) -> [String]? {
-            for layer in layers { if let found = layer.list(name) { return found } }
-            return nil
-        }
-        func parse<T>(_ name: String, _ convert: (String) -> T?) throws(CLIFailure) -> T? {
-            guard let (text, source) = value(name) else { return nil }
-            guard let converted = convert(text) else { throw CLIFailure.usage("\(source): invalid \(name) \"\(text)\"") }
-            return converted
-        }
-        if let host = value("host")?.0 { self.host = host }
-        if let port = try parse("port", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) { self.port = port }
-        if let (database, source) = value("database") {
-            do { _ = try DatabaseLocation(database) } catch { throw CLIFailure.usage("\(source): database \(error.message)") }
-            self.database = database
-        }
-        if let pool = try parse("database-pool", { Int($0).flatMap { (1...1000).contains($0) ? $0 : nil } }) { databasePool = pool }
-        if let timeout = try parse("database-connect-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 600 ? $0 : nil } }) { databaseConnectTimeout = timeout }
-        if let limit = try parse("body-limit", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) { bodyLimit = limit }
-        if let allow = try parse("allow-development", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { allowDevelopment = allow }
-        if let directory = value("keys-dir")?.0 { keysDirectory = directory }
-        if let keys = list("keys") { extraKeys += keys }
-        if let networks = list("accept-ad-network") { acceptedAdNetworks += networks }
-        if let durability = try parse("durability", Durability.init(rawValue:)) { self.durability = durability }
-        if let format = try parse("log-format", LogFormat.init(rawValue:)) { logFormat = format }
-        if let level = try parse("log-level", { ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains($0) ? $0 : nil }) { logLevel = level }
-        if let timeout = try parse("busy-timeout", { Double($0).flatMap { $0 >= 0 ? $0 : nil } }) { busyTimeout = timeout }
-        if let timeout = try parse("request-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } }) { requestTimeout = timeout }
-        if let timeout = try parse("idle-timeout", { Double($0).flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } }) { idleTimeout = timeout }
-        if let url = try parse("adservices-url", { $0.hasPrefix("https://") || $0.hasPrefix("http://") ? $0 : nil }) { adServicesURL = url }
-        if let rate = try parse("public-rate", { Double($0).flatMap { $0 > 0 ? $0 : nil } }) { publicRate = rate }
-        if let burst = try parse("public-burst", { Double($0).flatMap { $0 >= 1 ? $0 : nil } }) { publicBurst = burst }
-        if let queue = try parse("adservices-max-queue", { Int($0).flatMap { $0 > 0 ? $0 : nil } }) { adServicesMaximumQueue = queue }
-        if let concurrency = try parse("adservices-concurrency", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
-            adServicesConcurrency = concurrency
-        }
+    /// Reads every setting from `source` over the defaults above; a bad value names its source.
+    mutating func read(from source: inout SettingsReader) throws(CLIFailure) {
+        let seconds = "seconds, more than 0"
+        host = try source.string("host") ?? host
+        port = try source.int("port", in: 0...65535) ?? port
+        database = try Self.database(from: &source) ?? database
+        databasePool = try source.int("database-pool", in: 1...1000) ?? databasePool
+        databaseConnectTimeout = try source.double("database-connect-timeout", expected: "seconds, more than 0 and at most 600",
+                                                   where: { $0 > 0 && $0 <= 600 }) ?? databaseConnectTimeout
+        bodyLimit = try source.int("body-limit", in: 1...Int(Int32.max)) ?? bodyLimit
+        allowDevelopment = try source.bool("allow-development") ?? allowDevelopment
+        keysDirectory = try source.string("keys-dir") ?? keysDirectory
+        extraKeys = try source.list("keys") ?? extraKeys
+        acceptedAdNetworks = try source.list("accept-ad-network") ?? acceptedAdNetworks
+        durability = try source.choice("durability", as: Durability.self) ?? durability
+        logFormat = try source.choice("log-format", as: LogFormat.self) ?? logFormat
+        logLevel = try source.string("log-level", expected: Self.logLevels.joined(separator: ", "), where: Self.logLevels.contains) ?? logLevel
+        busyTimeout = try source.double("busy-timeout", expected: "seconds, 0 or more", where: { $0 >= 0 }) ?? busyTimeout
+        requestTimeout = try source.double("request-timeout", expected: "seconds, more than 0 and at most 3600",
+                                           where: { $0 > 0 && $0 <= 3600 }) ?? requestTimeout
+        idleTimeout = try source.double("idle-timeout", expected: "seconds, more than 0 and at most 3600",
+                                        where: { $0 > 0 && $0 <= 3600 }) ?? idleTimeout
+        publicRate = try source.double("public-rate", expected: "requests a second, more than 0", where: { $0 > 0 }) ?? publicRate
+        publicBurst = try source.double("public-burst", expected: "requests, 1 or more", where: { $0 >= 1 }) ?? publicBurst
+        adServicesURL = try source.string("adservices-url", expected: "an http:// or https:// URL",
+                                          where: { $0.hasPrefix("https://") || $0.hasPrefix("http://") }) ?? adServicesURL
+        adServicesConcurrency = try source.int("adservices-concurrency", in: 1...256) ?? adServicesConcurrency
+        adServicesMaximumQueue = try source.int("adservices-max-queue", in: 1...Int(Int32.max)) ?? adServicesMaximumQueue
         for (name, path) in Self.adServicesDurations {
-            if let seconds = try parse(name, { Double($0).flatMap { $0 > 0 ? $0 : nil } }) { adServicesPolicy[keyPath: path] = seconds }
+            if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
+        }
+        try source.refuseUnknownFileKeys()
+    }
+
+    /// The `database` setting alone (for commands that take only `--database`), checked as a location.
+    static func database(from source: inout SettingsReader) throws(CLIFailure) -> String? {
+        try source.secret("database", expected: "an SQLite file path or a postgres:// URL") { text in
+            do throws(DatabaseLocationError) { _ = try DatabaseLocation(text); return nil } catch { return "(\(error.message))" }
         }
     }
+
+    /// The log levels `log-level` accepts.
+    static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
     /// The AdServices schedule settings (seconds) and the policy field each sets.
     static var adServicesDurations: [(String, WritableKeyPath<RetryPolicy, TimeInterval>)] {
@@ -141,7 +95,4 @@ struct ServerSettings: Sendable {
             ("adservices-token-lifetime", \.tokenLifetime),
         ]
     }
-
-    /// Every AdServices setting name.
-    static var adServicesSettingNames: [String] { ["adservices-url", "adservices-concurrency", "adservices-max-queue"] + adServicesDurations.map(\.0) }
 }

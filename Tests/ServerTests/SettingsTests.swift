@@ -11,10 +11,10 @@ import Store
         return path
     }
 
-    @Test func flagBeatsEnvironmentBeatsConfigFileBeatsDefault() throws {
+    @Test func flagBeatsEnvironmentBeatsConfigFileBeatsDefault() async throws {
         let config = try Self.configFile(#"{"port": 7000, "host": "0.0.0.0", "durability": "full", "adservices-backoff": 7, "adservices-url": "http://file.example/api/v1/", "keys": ["a=a.pem"]}"#)
         let command = try ServeCommand.parse(["--config", config, "--port", "9000", "--adservices-timeout", "2.5"])
-        let settings = try command.resolveSettings(environment: ["COUNTERSIGN_PORT": "8000", "COUNTERSIGN_HOST": "10.0.0.1",
+        let settings = try await command.resolveSettings(environment: ["COUNTERSIGN_PORT": "8000", "COUNTERSIGN_HOST": "10.0.0.1",
                                                                  "COUNTERSIGN_ADSERVICES_URL": "http://env.example/api/v1/"])
         #expect(settings.port == 9000)
         #expect(settings.host == "10.0.0.1")
@@ -28,21 +28,52 @@ import Store
     }
 
     @Test(arguments: [
-        (["--port", "70000"], [String: String](), "invalid port"),
-        ([], ["COUNTERSIGN_ADSERVICES_URL": "ftp://x"], "invalid adservices-url"),
-        ([], ["COUNTERSIGN_ADSERVICES_BACKOFF": "-1"], "invalid adservices-backoff"),
-        ([], ["COUNTERSIGN_DURABILITY": "sometimes"], "invalid durability"),
+        (["--port", "70000"], [String: String](), "--port: invalid port 70000; expected an integer from 0 to 65535"),
+        ([], ["COUNTERSIGN_ADSERVICES_URL": "ftp://x"], "COUNTERSIGN_ADSERVICES_URL: invalid adservices-url \"ftp://x\"; expected an http:// or https:// URL"),
+        ([], ["COUNTERSIGN_ADSERVICES_BACKOFF": "-1"], "COUNTERSIGN_ADSERVICES_BACKOFF: invalid adservices-backoff -1.0"),
+        ([], ["COUNTERSIGN_DURABILITY": "sometimes"], "COUNTERSIGN_DURABILITY: invalid durability; expected normal, full"),
+        ([], ["COUNTERSIGN_PORT": "eighty"], "COUNTERSIGN_PORT: invalid port; expected an integer from 0 to 65535"),
+        ([], ["COUNTERSIGN_ALLOW_DEVELOPMENT": "maybe"], "COUNTERSIGN_ALLOW_DEVELOPMENT: invalid allow-development; expected true or false"),
+        (["--database", "postgres://"], [String: String](), "--database: invalid database ("),
     ])
-    func invalidValuesNameTheSettingAndItsSource(flags: [String], environment: [String: String], expected: String) throws {
+    func invalidValuesNameTheSettingAndItsSource(flags: [String], environment: [String: String], expected: String) async throws {
         let command = try ServeCommand.parse(flags)
-        #expect { try command.resolveSettings(environment: environment) } throws: { error in
+        await #expect { try await command.resolveSettings(environment: environment) } throws: { error in
             "\(error)".contains(expected)
         }
     }
 
-    @Test func unknownConfigKeysAreRefused() throws {
+    @Test func aConfigFileValueOfTheWrongTypeNamesTheFileAndKey() async throws {
+        let config = try Self.configFile(#"{"port": "eighty"}"#)
+        let command = try ServeCommand.parse(["--config", config])
+        await #expect { try await command.resolveSettings(environment: [:]) } throws: { error in
+            "\(error)".contains("\(config) \"port\": invalid port; expected an integer")
+        }
+    }
+
+    @Test func theEnvironmentCanNameTheConfigFileAndListsAreCommaSeparated() async throws {
+        let config = try Self.configFile(#"{"accept-ad-network": ["file.skadnetwork"], "database-pool": 3}"#)
+        let command = try ServeCommand.parse([])
+        let settings = try await command.resolveSettings(environment: ["COUNTERSIGN_CONFIG": config,
+                                                                       "COUNTERSIGN_KEYS": "a=a.pem, b=b.pem"])
+        #expect(settings.extraKeys == ["a=a.pem", "b=b.pem"])
+        #expect(settings.acceptedAdNetworks == ["file.skadnetwork"])
+        #expect(settings.databasePool == 3)
+    }
+
+    @Test func unknownConfigKeysAreRefused() async throws {
         let config = try Self.configFile(#"{"adservices-retries": 4}"#)
         let command = try ServeCommand.parse(["--config", config])
-        #expect { try command.resolveSettings(environment: [:]) } throws: { error in "\(error)".contains("unknown setting \"adservices-retries\"") }
+        await #expect { try await command.resolveSettings(environment: [:]) } throws: { error in
+            "\(error)".contains("unknown setting \"adservices-retries\"")
+        }
+    }
+
+    @Test func theServeHelpShowsTheDefaultsServerSettingsHolds() {
+        let help = ServeCommand.helpMessage(columns: 1000)
+        let defaults = ServerSettings()
+        #expect(help.contains("(default \(defaults.port);"))
+        #expect(help.contains("(default \(defaults.adServicesMaximumQueue))"))
+        #expect(help.contains("(default \(Int(defaults.adServicesPolicy.tokenLifetime)),"))
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import JWS
 import Postback
@@ -11,8 +12,8 @@ struct DatabaseOption: ParsableArguments {
 
     /// Opens the store; an SQLite file must exist unless `create` is set.
     func open(create: Bool = false) throws -> StoreDatabase {
-        let text = database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? ServerSettings().database
-        return try StoreOpening.open(text, create: create)
+        var source = SettingsReader(flags: ["database": database.map { .string($0) }], environment: ProcessInfo.processInfo.environment)
+        return try StoreOpening.open(try ServerSettings.database(from: &source) ?? ServerSettings().database, create: create)
     }
 }
 

@@ -12,14 +12,14 @@ struct ReverifyCommand: AsyncParsableCommand {
         discussion: "Example: countersign reverify --database data/countersign.sqlite --key apple-cas-identifier/1=new-key.pem"
     )
 
-    @Option(help: "SQLite file or postgres:// URL (default data/countersign.sqlite, as serve).") var database = ServerSettings().database
+    @OptionGroup var database: DatabaseOption
     @Flag(name: .customLong("allow-development"), help: "Count development-key postbacks as accepted (never as production).") var allowDevelopment = false
     @OptionGroup var keys: KeyOptions
 
     func run() async throws {
         let verifier = PostbackVerifier(keyRing: try keys.loadKeyRing())
         let policy = TrustPolicy(allowDevelopment: allowDevelopment)
-        let store = try StoreOpening.open(database)
+        let store = try database.open()
         let summary = try await store.ledger.reverify { route, body in
             let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
             return (result, policy.decide(result))
