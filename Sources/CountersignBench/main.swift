@@ -39,7 +39,7 @@ if arguments[1] == "bulk" {
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: rows, by: chunk) {
         let end = min(start + chunk, rows)
-        try store.engine.transaction { db in
+        _ = try store.engine.transaction { db in
             try db.execute("""
                 WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
                 INSERT INTO postbacks (dedup_key, protocol, version, outcome, key_id, environment, countable, received_at,

@@ -7,6 +7,7 @@ import AdServices
 import JWS
 import Postback
 import Store
+import TestSupport
 @testable import PostbackServer
 
 /// AdServices tokens: queued over HTTP, exchanged with a scripted stand-in for Apple's API, stored once.
@@ -16,8 +17,9 @@ import Store
     static let notAttributed = #"{"attribution": false}"#
 
     /// Short delays so the schedule plays out in a second or two; the shape is Apple's.
-    static func server(apiURL: String, database: String? = nil, interval: TimeInterval = 0.3, timeout: TimeInterval = 3, lifetime: TimeInterval = 86400) -> LiveServer {
-        var server = LiveServer()
+    static func server(apiURL: String, engine: TestEngine = .sqlite, database: String? = nil, interval: TimeInterval = 0.3, timeout: TimeInterval = 3,
+                       lifetime: TimeInterval = 86400) -> LiveServer {
+        var server = LiveServer(engine: engine)
         if let database { server.settings.database = database }
         server.settings.adServicesURL = apiURL
         server.settings.adServicesPolicy.notFoundInterval = interval
@@ -31,23 +33,23 @@ import Store
     static func waitForJobs(_ server: LiveServer, seconds: TimeInterval = 30) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let open = try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')") }
+            let open = try await server.scalar("SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')", as: Int.self)
             if open == 0 { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("jobs still open after \(seconds) s")
     }
 
-    static func job(_ server: LiveServer, token: String) throws -> Row {
+    static func job(_ server: LiveServer, token: String) async throws -> SQLRow {
         let hash = Data(sha256(Array(token.utf8)))
-        return try #require(try server.query { db in try Row.fetchOne(db, sql: "SELECT * FROM adservices_jobs WHERE token_sha256 = ?", arguments: [hash]) })
+        return try #require(try await server.rows("SELECT * FROM adservices_jobs WHERE token_sha256 = ?", [hash]).first)
     }
 
     static func submit(_ client: any TestClientProtocol, _ body: String, contentType: String = "text/plain") async throws -> TestResponse {
         try await client.execute(uri: "/v1/adservices/tokens", method: .post, headers: [.contentType: contentType], body: ByteBuffer(string: body))
     }
 
-    @Test func everyScriptedAnswerIsHandledByApplesRules() async throws {
+    @Test(arguments: TestEngine.allCases) func everyScriptedAnswerIsHandledByApplesRules(engine: TestEngine) async throws {
         let standIn = AppleAPIStandIn([
             "detailed": [.ok(Self.detailed)],
             "standard": [.ok(Self.standard)],
@@ -61,7 +63,7 @@ import Store
         ])
         let tokens = ["detailed", "standard", "unattributed", "invalid", "late", "missing", "flaky", "slow"]
         try await standIn.serve { url in
-            let server = Self.server(apiURL: url)
+            let server = Self.server(apiURL: url, engine: engine)
             try await server.run { client in
                 for token in tokens {
                     let response = try await Self.submit(client, token)
@@ -92,33 +94,31 @@ import Store
             let expectedStates = ["detailed": "done", "standard": "done", "unattributed": "done", "invalid": "failed", "late": "done",
                                   "missing": "failed", "flaky": "done", "slow": "done", "old": "failed"]
             for (token, state) in expectedStates {
-                let job = try Self.job(server, token: token)
-                #expect(job["state"] == state, "\(token)")
-                #expect(job["token"] as String? == nil, "the token is forgotten once its job ends")
+                let job = try await Self.job(server, token: token)
+                #expect(try job.get("state", as: String.self) == state, "\(token)")
+                #expect(try job.get("token", as: String?.self) == nil, "the token is forgotten once its job ends")
             }
-            #expect(try Self.job(server, token: "invalid")["failure_reason"] == "token_invalid")
-            #expect(try Self.job(server, token: "missing")["failure_reason"] == "not_found")
-            #expect(try Self.job(server, token: "old")["failure_reason"] == "token_expired")
-            #expect(try Self.job(server, token: "flaky")["server_failures"] == 1)
-            let records = try server.query { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT j.token_sha256, r.* FROM attribution_records r JOIN adservices_jobs j ON j.record_id = r.id ORDER BY r.id
-                    """)
-            }
+            #expect(try await Self.job(server, token: "invalid").get("failure_reason", as: String.self) == "token_invalid")
+            #expect(try await Self.job(server, token: "missing").get("failure_reason", as: String.self) == "not_found")
+            #expect(try await Self.job(server, token: "old").get("failure_reason", as: String.self) == "token_expired")
+            #expect(try await Self.job(server, token: "flaky").get("server_failures", as: Int.self) == 1)
+            let records = try await server.rows("""
+                SELECT j.token_sha256, r.* FROM attribution_records r JOIN adservices_jobs j ON j.record_id = r.id ORDER BY r.id
+                """)
             #expect(records.count == 6)
-            func record(_ token: String) throws -> Row {
-                try #require(records.first { $0["token_sha256"] == Data(sha256(Array(token.utf8))) })
+            func record(_ token: String) throws -> SQLRow {
+                try #require(records.first { (try? $0.get("token_sha256", as: Data.self)) == Data(sha256(Array(token.utf8))) })
             }
-            #expect(try record("detailed")["detailed"] == true)
-            #expect(try record("detailed")["click_date"] == "2024-10-08T17:17:00.000Z")
-            #expect(try record("detailed")["source"] == "adservices")
-            #expect(try record("standard")["detailed"] == false)
-            #expect(try record("standard")["claim_type"] == "Impression")
-            #expect(try record("standard")["conversion_type"] == "redownload")
-            #expect(try record("unattributed")["attribution"] == false)
-            #expect(try record("late")["campaign_id"] == 542370539)
-            #expect(try record("flaky")["country_or_region"] == "GB")
-            #expect(try record("slow")["keyword_id"] == 87675432)
+            #expect(try record("detailed").get("detailed", as: Bool.self) == true)
+            #expect(try record("detailed").get("click_date", as: String.self) == "2024-10-08T17:17:00.000Z")
+            #expect(try record("detailed").get("source", as: String.self) == "adservices")
+            #expect(try record("standard").get("detailed", as: Bool.self) == false)
+            #expect(try record("standard").get("claim_type", as: String.self) == "Impression")
+            #expect(try record("standard").get("conversion_type", as: String.self) == "redownload")
+            #expect(try record("unattributed").get("attribution", as: Bool.self) == false)
+            #expect(try record("late").get("campaign_id", as: Int64.self) == 542370539)
+            #expect(try record("flaky").get("country_or_region", as: String.self) == "GB")
+            #expect(try record("slow").get("keyword_id", as: Int64.self) == 87675432)
         }
     }
 
@@ -138,47 +138,47 @@ import Store
                 #expect(gaps.count >= 2, "\(token): \(gaps)")
                 // 0.2 s, then 0.4 s, doubling (plus the 0.5 s timeout for the hanging call).
                 for (index, gap) in gaps.enumerated() { #expect(gap >= 0.2 * pow(2, Double(index)), "\(token): \(gaps)") }
-                let job = try Self.job(server, token: token)
-                #expect(job["state"] == "failed")
-                #expect(job["failure_reason"] == "token_expired")
-                #expect(job["server_failures"] == standIn.calls(for: token).count)
+                let job = try await Self.job(server, token: token)
+                #expect(try job.get("state", as: String.self) == "failed")
+                #expect(try job.get("failure_reason", as: String.self) == "token_expired")
+                #expect(try job.get("server_failures", as: Int.self) == standIn.calls(for: token).count)
             }
-            #expect(try Self.job(server, token: "hanging")["last_answer"] == "network")
+            #expect(try await Self.job(server, token: "hanging").get("last_answer", as: String.self) == "network")
         }
     }
 
-    @Test func jobsLeftOpenWhenTheServerStopsFinishOnceAfterRestart() async throws {
-        let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
+    @Test(arguments: TestEngine.allCases) func jobsLeftOpenWhenTheServerStopsFinishOnceAfterRestart(engine: TestEngine) async throws {
+        let database = try engine.freshDatabase()
         let tokens = (1...6).map { "restart\($0)" }
         // First run: Apple cannot be reached, so every job is retrying when the server stops.
-        let unreachable = Self.server(apiURL: "http://127.0.0.1:9/api/v1/", database: database, interval: 0.5)
+        let unreachable = Self.server(apiURL: "http://127.0.0.1:9/api/v1/", engine: engine, database: database, interval: 0.5)
         try await unreachable.run { client in
             for token in tokens.prefix(4) { #expect(try await Self.submit(client, token).status == .accepted) }
             let deadline = Date().addingTimeInterval(20)
-            while try unreachable.query({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state = 'retrying'") }) != 4,
+            while try await unreachable.scalar("SELECT count(*) FROM adservices_jobs WHERE state = 'retrying'", as: Int.self) != 4,
                   Date() < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
         // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try unreachable.store()
+        defer { store.close() }
         _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[4]), maximumOpen: 100)
         _ = try await store.tokenJobs.enqueue(TokenSubmission(token: tokens[5]), maximumOpen: 100)
         let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 1, lease: 1)
         #expect(claimed.count == 1)
-        let states = try unreachable.query { db in try String.fetchAll(db, sql: "SELECT state FROM adservices_jobs ORDER BY id") }
+        let states = try await unreachable.column("SELECT state FROM adservices_jobs ORDER BY id", as: String.self)
         #expect(states == ["retrying", "retrying", "retrying", "retrying", "pending", "pending"])
 
         let standIn = AppleAPIStandIn(Dictionary(uniqueKeysWithValues: tokens.map { ($0, [AppleAPIStandIn.Answer.ok(Self.detailed)]) }))
         try await standIn.serve { url in
-            let server = Self.server(apiURL: url, database: database, interval: 0.5)
+            let server = Self.server(apiURL: url, engine: engine, database: database, interval: 0.5)
             try await server.run { _ in try await Self.waitForJobs(server) }
             for token in tokens { #expect(standIn.calls(for: token).count == 1, "\(token)") }
-            let perJob = try server.query { db in
-                try Int.fetchAll(db, sql: "SELECT count(r.id) FROM adservices_jobs j LEFT JOIN attribution_records r ON r.job_id = j.id GROUP BY j.id")
-            }
+            let perJob = try await server.column("SELECT count(r.id) FROM adservices_jobs j LEFT JOIN attribution_records r ON r.job_id = j.id GROUP BY j.id",
+                                                 as: Int.self)
             #expect(perJob == Array(repeating: 1, count: 6))
-            #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs WHERE state = 'done'") } == 6)
+            #expect(try await server.scalar("SELECT count(*) FROM adservices_jobs WHERE state = 'done'", as: Int.self) == 6)
         }
     }
 
@@ -195,7 +195,7 @@ import Store
             let oversize = try await Self.submit(client, String(repeating: "A", count: 70_000))
             #expect(oversize.status == .contentTooLarge)
         }
-        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM adservices_jobs") } == 0)
+        #expect(try await server.scalar("SELECT count(*) FROM adservices_jobs", as: Int.self) == 0)
     }
 
     @Test func jobsAreListedOverHTTPWithAnAPIKey() async throws {

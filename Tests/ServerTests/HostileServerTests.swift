@@ -7,6 +7,7 @@ import Testing
 import JWS
 import PostbackMint
 @testable import Store
+import TestSupport
 @testable import PostbackServer
 
 /// The server as an attacker meets it (issue 11): stalled uploads, floods of client-reported records and tokens,
@@ -79,8 +80,8 @@ import PostbackMint
         }
     }
 
-    @Test func unverifiableCopiesOfACountedPostbackAreAnsweredAsSuch() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func unverifiableCopiesOfACountedPostbackAreAnsweredAsSuch(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         try await server.run { client in
             #expect(try await client.execute(uri: Self.aakPath, method: .post, body: try LiveServer.aak("UC1")).json?["status"] == .string("stored"))
             let forged = try LiveServer.aak("UC1", { $0.conversionValue = 63 }, keyID: "apple-cas-identifier/9", key: try ECPrivateKey.generate())
@@ -88,15 +89,17 @@ import PostbackMint
             #expect(answer.status == .ok)
             #expect(answer.json?["status"] == .string("unverified_copy"))
         }
-        let row = try server.query { db in try Row.fetchOne(db, sql: "SELECT replays, unverified_copies FROM postbacks") }
-        #expect(row?["replays"] as Int? == 0)
-        #expect(row?["unverified_copies"] as Int? == 1)
+        let row = try #require(try await server.rows("SELECT replays, unverified_copies FROM postbacks").first)
+        #expect(try row.get("replays", as: Int.self) == 0)
+        #expect(try row.get("unverified_copies", as: Int.self) == 1)
     }
 
-    @Test func iAdSubmissionsAreClientReportedAndKeptOnce() async throws {
-        var server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func iAdSubmissionsAreClientReportedAndKeptOnce(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
         server.settings.publicBurst = 100
-        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
+        let store = try server.store()
+        defer { store.close() }
+        let key = try await store.apiKeys.create(name: "ads").key
         let auth: HTTPFields = [.authorization: "Bearer \(key)"]
         try await server.run { client in
             var statuses: [JSONValue?] = []
@@ -129,8 +132,8 @@ import PostbackMint
         }
     }
 
-    @Test func theTokenQueueIsBoundedAndDatedTokensCannotOutliveTheirDay() async throws {
-        var server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func theTokenQueueIsBoundedAndDatedTokensCannotOutliveTheirDay(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
         server.settings.adServicesMaximumQueue = 3
         server.settings.publicRate = 1
         server.settings.publicBurst = 5
@@ -158,8 +161,7 @@ import PostbackMint
             #expect(limited.headers[.retryAfter] != nil)
         }
         // A token dated a minute ahead lives from when Countersign saw it, not from its claimed time.
-        let skewed = try server.query { db in try Row.fetchOne(db, sql: "SELECT token_created_at, received_at FROM adservices_jobs WHERE app IS NULL ORDER BY id LIMIT 1") }
-        let createdAt: Double = try #require(skewed?["token_created_at"])
+        let createdAt = try #require(try await server.scalar("SELECT token_created_at FROM adservices_jobs WHERE app IS NULL ORDER BY id LIMIT 1", as: Double.self))
         #expect(createdAt <= Date().timeIntervalSince1970)
     }
 

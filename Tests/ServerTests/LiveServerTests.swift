@@ -44,6 +44,27 @@ struct LiveServer {
         try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(settings.database)))
     }
 
+    /// The rows of a query on the server's database, on either engine, read as another process would.
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible] = []) async throws -> [SQLRow] {
+        let store = try store()
+        defer { store.close() }
+        return try await store.rows(sql, arguments)
+    }
+
+    /// The first column of the first row of a query on the server's database.
+    func scalar<T: SQLValueDecodable & Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible] = [], as type: T.Type = T.self) async throws -> T? {
+        let store = try store()
+        defer { store.close() }
+        return try await store.scalar(sql, arguments, as: T.self)
+    }
+
+    /// The first column of every row of a query on the server's database.
+    func column<T: SQLValueDecodable & Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible] = [], as type: T.Type = T.self) async throws -> [T] {
+        let store = try store()
+        defer { store.close() }
+        return try await store.column(sql, arguments, as: T.self)
+    }
+
     /// Reads the SQLite database directly, as an analyst would.
     func query<T>(_ body: (Database) throws -> T) throws -> T {
         // A server that just stopped may still be closing its connections (the last one checkpoints), so wait for locks.

@@ -6,6 +6,7 @@ import Testing
 import JWS
 import PostbackMint
 import Store
+import TestSupport
 @testable import PostbackServer
 
 /// Schemas over HTTP: upload with an API key, 422 for invalid ones, decoding at ingest and on upload, redecode.
@@ -18,7 +19,9 @@ import Store
     }
 
     func apiKey(_ server: LiveServer) async throws -> String {
-        try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "test").key
+        let store = try server.store()
+        defer { store.close() }
+        return try await store.apiKeys.create(name: "test").key
     }
 
     func post(_ client: some TestClientProtocol, app: String, fine: Int, id: String) async throws -> TestResponse {
@@ -29,10 +32,11 @@ import Store
         })
     }
 
-    @Test func authIsRequiredAndChecked() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func authIsRequiredAndChecked(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await apiKey(server)
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database)))
+        let store = try server.store()
+        defer { store.close() }
         let revoked = try await store.apiKeys.create(name: "old")
         #expect(try await store.apiKeys.revoke(id: revoked.record.id))
         try await server.run { client in
@@ -54,8 +58,8 @@ import Store
         }
     }
 
-    @Test func invalidUploadGets422WithTheCheckMessages() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func invalidUploadGets422WithTheCheckMessages(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await apiKey(server)
         try await server.run { client in
             let broken = ByteBuffer(string: #"{"format": "countersign.conversion-schema/1", "app": "1108187390", "versions": [{"version": 1, "effective-from": "2026-01-01", "install": {"windows": {"0": {"fine": {"values": [{"value": 64, "events": []}]}}}}}]}"#)
@@ -72,8 +76,8 @@ import Store
         }
     }
 
-    @Test func ingestDecodesWithProvenanceAndWaitingPostbacksDecodeOnUpload() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func ingestDecodesWithProvenanceAndWaitingPostbacksDecodeOnUpload(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await apiKey(server)
         try await server.run { client in
             // Before any schema: stored undecoded.
@@ -89,20 +93,18 @@ import Store
             #expect(fetched.headers[.init("Schema-Revision")!] == "1")
             #expect(fetched.json?["app"] == .string(Self.gameApp))
         }
-        let rows = try server.query { db in
-            try Row.fetchAll(db, sql: "SELECT postback_identifier, decode_status, schema_revision, schema_version, revenue_min, revenue_max, source_json FROM postbacks ORDER BY id")
-        }
-        #expect(rows.map { $0["decode_status"] as String? } == ["decoded", "decoded", nil])
-        #expect(rows[0]["schema_revision"] as Int == 1)
-        #expect(rows[0]["revenue_min"] as Double == 1.99)
-        #expect(rows[1]["revenue_max"] as Double == 999.99)
-        #expect((rows[0]["source_json"] as String).contains("Summer sale"))
-        let events = try server.query { db in try String.fetchAll(db, sql: "SELECT name FROM postback_events ORDER BY postback_id, event_index") }
+        let rows = try await server.rows("SELECT postback_identifier, decode_status, schema_revision, schema_version, revenue_min, revenue_max, source_json FROM postbacks ORDER BY id")
+        #expect(try rows.map { try $0.get("decode_status", as: String?.self) } == ["decoded", "decoded", nil])
+        #expect(try rows[0].get("schema_revision", as: Int.self) == 1)
+        #expect(try rows[0].get("revenue_min", as: Double.self) == 1.99)
+        #expect(try rows[1].get("revenue_max", as: Double.self) == 999.99)
+        #expect(try rows[0].get("source_json", as: String.self).contains("Summer sale"))
+        let events = try await server.column("SELECT name FROM postback_events ORDER BY postback_id, event_index", as: String.self)
         #expect(events == ["purchase", "level_5_reached", "purchase", "level_20_reached"])
     }
 
-    @Test func redecodeChangesHistoryAndLeavesOtherAppsAlone() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func redecodeChangesHistoryAndLeavesOtherAppsAlone(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await apiKey(server)
         try await server.run { client in
             for (app, name) in [(Self.gameApp, "game"), (Self.shopApp, "shop")] {
@@ -118,16 +120,16 @@ import Store
             let corrected = try await client.execute(uri: "/v1/schemas/\(Self.gameApp)", method: .put, headers: [.authorization: "Bearer \(key)"], body: ByteBuffer(string: text))
             #expect(corrected.json?["revision"] == .number("2"))
         }
-        let before = try server.query { db in try Row.fetchAll(db, sql: "SELECT schema_revision, revenue_min FROM postbacks ORDER BY id") }
-        #expect(before.map { $0["schema_revision"] as Int } == [1, 1])
+        let before = try await server.rows("SELECT schema_revision, revenue_min FROM postbacks ORDER BY id")
+        #expect(try before.map { try $0.get("schema_revision", as: Int.self) } == [1, 1])
         let result = try countersign(["redecode", "--app", Self.gameApp, "--database", server.settings.database])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("redecoded 1/1"))
-        let after = try server.query { db in try Row.fetchAll(db, sql: "SELECT schema_revision, revenue_min FROM postbacks ORDER BY id") }
-        #expect(after.map { $0["schema_revision"] as Int } == [2, 1], "the shop postback keeps revision 1")
-        #expect(after[0]["revenue_min"] as Double == 0.5)
-        #expect(after[1]["revenue_min"] as Double == before[1]["revenue_min"] as Double)
-        let eventRevisions = try server.query { db in try Int.fetchAll(db, sql: "SELECT schema_revision FROM postback_events ORDER BY postback_id") }
+        let after = try await server.rows("SELECT schema_revision, revenue_min FROM postbacks ORDER BY id")
+        #expect(try after.map { try $0.get("schema_revision", as: Int.self) } == [2, 1], "the shop postback keeps revision 1")
+        #expect(try after[0].get("revenue_min", as: Double.self) == 0.5)
+        #expect(try after[1].get("revenue_min", as: Double.self) == before[1].get("revenue_min", as: Double.self))
+        let eventRevisions = try await server.column("SELECT schema_revision FROM postback_events ORDER BY postback_id", as: Int.self)
         #expect(eventRevisions == [2, 1])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -45,15 +46,20 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         try PostgresMigrations.migrate(self)
     }
 
+    /// Seconds to wait for the answer to `BEGIN`, `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds. A
+    /// connection to a server that stopped can leave such a statement unanswered, and the commit thread waiting for ever;
+    /// past this the connection is closed and the batch fails (500, so devices retry), and the next batch reconnects.
+    static let controlAnswerTimeout: TimeInterval = 5
+
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try withConnection { session in
-            try session.run("BEGIN", [])
+            try session.run("BEGIN", [], answerWithin: Self.controlAnswerTimeout)
             do {
                 let result = try body(session)
-                try session.run("COMMIT", [])
+                try session.run("COMMIT", [], answerWithin: Self.controlAnswerTimeout)
                 return result
             } catch {
-                _ = try? session.run("ROLLBACK", [])
+                if !session.connection.isClosed { _ = try? session.run("ROLLBACK", [], answerWithin: Self.controlAnswerTimeout) }
                 throw error
             }
         }
@@ -169,12 +175,15 @@ enum PostgresEngineError: Error, CustomStringConvertible {
     case closed
     /// A column had a type the store never uses.
     case unsupportedType(String)
+    /// The server did not answer a statement in time; the connection was closed.
+    case noAnswer(String, TimeInterval)
 
     var description: String {
         switch self {
         case .poolExhausted(let size): "all \(size) PostgreSQL connections stayed busy; raise --database-pool or add capacity"
         case .closed: "the PostgreSQL engine is closed"
         case .unsupportedType(let type): "a result column has PostgreSQL type \(type), which the store does not read"
+        case .noAnswer(let sql, let seconds): "PostgreSQL did not answer \(sql) within \(seconds) s; the connection was closed"
         }
     }
 }
@@ -200,6 +209,22 @@ struct PostgresSession: SQLSession {
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
         try connection.query(Self.query(sql, arguments), logger: logger).wait()
+    }
+
+    /// Runs a statement that must be answered within `seconds`; otherwise closes the connection and throws.
+    @discardableResult
+    func run(_ sql: String, _ arguments: [any SQLValueConvertible], answerWithin seconds: TimeInterval) throws -> PostgresQueryResult {
+        let answered = DispatchSemaphore(value: 0)
+        let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
+        connection.query(Self.query(sql, arguments), logger: logger).whenComplete { result in
+            answer.withLockedValue { $0 = result }
+            answered.signal()
+        }
+        guard answered.wait(timeout: .now() + seconds) == .success, let result = answer.withLockedValue({ $0 }) else {
+            connection.close().whenComplete { [connection] _ in withExtendedLifetime(connection) {} }
+            throw PostgresEngineError.noAnswer(sql, seconds)
+        }
+        return try result.get()
     }
 
     static func query(_ sql: String, _ arguments: [any SQLValueConvertible]) -> PostgresQuery {
