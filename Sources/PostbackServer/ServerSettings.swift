@@ -22,6 +22,8 @@ struct ServerSettings: Sendable {
     var databasePool = 10
     /// Seconds to open a PostgreSQL connection, or to wait for a free one, before answering 503.
     var databaseConnectTimeout = 5.0
+    /// Seconds one PostgreSQL statement may run before the server cancels it (and the request gets 500).
+    var databaseStatementTimeout = 30.0
     /// Seconds one request may take to arrive, from its first header line to its last body byte.
     var requestTimeout = 10.0
     /// Seconds a connection may stay open with no request in progress.
@@ -50,6 +52,8 @@ struct ServerSettings: Sendable {
         databasePool = try source.int("database-pool", in: 1...1000) ?? databasePool
         databaseConnectTimeout = try source.double("database-connect-timeout", expected: "seconds, more than 0 and at most 600",
                                                    where: { $0 > 0 && $0 <= 600 }) ?? databaseConnectTimeout
+        databaseStatementTimeout = try source.double("database-statement-timeout", expected: "seconds, at least 1 and at most 3600",
+                                                     where: { $0 >= 1 && $0 <= 3600 }) ?? databaseStatementTimeout
         bodyLimit = try source.int("body-limit", in: 1...Int(Int32.max)) ?? bodyLimit
         allowDevelopment = try source.bool("allow-development") ?? allowDevelopment
         keysDirectory = try source.string("keys-dir") ?? keysDirectory

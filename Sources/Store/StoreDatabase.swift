@@ -23,14 +23,19 @@ public struct StoreSettings: Sendable {
     public var poolSize: Int
     /// How long opening a PostgreSQL connection, or waiting for a free one, may take.
     public var connectTimeout: Double
+    /// How long one PostgreSQL statement may run; the server cancels it past this, and a connection that gives no answer
+    /// at all within a few seconds more is closed.
+    public var statementTimeout: Double
 
     /// Creates settings.
-    public init(location: DatabaseLocation, durability: Durability = .normal, busyTimeout: Double = 5, poolSize: Int = 10, connectTimeout: Double = 5) {
+    public init(location: DatabaseLocation, durability: Durability = .normal, busyTimeout: Double = 5, poolSize: Int = 10, connectTimeout: Double = 5,
+                statementTimeout: Double = 30) {
         self.location = location
         self.durability = durability
         self.busyTimeout = busyTimeout
         self.poolSize = poolSize
         self.connectTimeout = connectTimeout
+        self.statementTimeout = statementTimeout
     }
 }
 
@@ -51,7 +56,8 @@ public final class StoreDatabase: Sendable {
         case .sqlite(let path):
             engine = try SQLiteEngine(path: path, durability: settings.durability, busyTimeout: settings.busyTimeout)
         case .postgres(let location):
-            engine = try PostgresEngine(location: location, maximumConnections: settings.poolSize, connectTimeout: settings.connectTimeout, logger: logger)
+            engine = try PostgresEngine(location: location, maximumConnections: settings.poolSize, connectTimeout: settings.connectTimeout,
+                                        statementTimeout: settings.statementTimeout, logger: logger)
         }
         try engine.snapshot { [catalog] session in try catalog.refresh(session) }
     }

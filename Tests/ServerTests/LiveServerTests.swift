@@ -351,7 +351,7 @@ extension Array {
         #expect(response.status == .ok)
         try await client.shutdown()
         process.terminate()
-        process.waitUntilExit()
+        process.waitUntilExit(within: 60, "countersign serve after SIGTERM")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
         let stored = try await DatabaseQueue(path: directory + "/db.sqlite").read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }

@@ -37,11 +37,11 @@ final class ReceiverProcess: @unchecked Sendable {
         throw KeyError("receiver did not start")
     }
 
-    /// Sends `signal` and waits for the process to end.
+    /// Sends `signal` and waits for the process to end (a receiver that does not stop within a minute fails the test).
     func stop(_ signal: Int32 = SIGTERM) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        process.waitUntilExit(within: 60, "countersign serve at \(url)")
     }
 
     deinit { stop(SIGKILL) }
@@ -169,7 +169,7 @@ final class OutputBuffer: @unchecked Sendable {
         var simulators = try receivers.enumerated().map { try simulate($1, seed: $0 + 1, count: 1500) }
         try await Task.sleep(for: .milliseconds(800))
         receivers[0].stop(SIGKILL)
-        for simulator in simulators { simulator.waitUntilExit() }
+        for simulator in simulators { simulator.waitUntilExit(within: 120, "countersign simulate") }
 
         // PostgreSQL stops under load and comes back: no 200 without a commit meanwhile, and both receivers serve again.
         simulators = try receivers.dropFirst().enumerated().map { try simulate($1, seed: $0 + 10, count: 3000) }
@@ -190,7 +190,7 @@ final class OutputBuffer: @unchecked Sendable {
         }
         let recovery = Date().timeIntervalSince(restarted)
         #expect(recovery < 10, "receivers took \(recovery) s to serve again")
-        for simulator in simulators { simulator.waitUntilExit() }
+        for simulator in simulators { simulator.waitUntilExit(within: 120, "countersign simulate") }
         try await client.shutdown()
 
         let acknowledged = Set(try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasPrefix("acks-") }.flatMap { name in

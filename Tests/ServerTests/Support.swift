@@ -62,6 +62,20 @@ func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = n
     return ProcessResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }
 
+extension Process {
+    /// Waits for the process to end, at most `seconds`; past that it is killed and the test fails, so a process that
+    /// will not stop fails its test instead of holding up the whole run.
+    func waitUntilExit(within seconds: TimeInterval, _ what: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if isRunning {
+            Issue.record("\(what()) was still running after \(Int(seconds)) s; killed", sourceLocation: sourceLocation)
+            kill(processIdentifier, SIGKILL)
+        }
+        waitUntilExit()
+    }
+}
+
 /// Runs the built `countersign`.
 func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
     try runProcess(Checkout.binary, arguments, input: input, environment: environment)

@@ -33,6 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "SQLite file or postgres://user@host:port/database URL (default \(ServeCommand.defaults.database)).") var database: String?
     @Option(name: .customLong("database-pool"), help: "PostgreSQL connections this receiver opens at most (default \(ServeCommand.defaults.databasePool)).") var databasePool: Int?
     @Option(name: .customLong("database-connect-timeout"), help: "Seconds to connect to PostgreSQL or wait for a free connection (default \(ServeCommand.seconds(defaults.databaseConnectTimeout))).") var databaseConnectTimeout: Double?
+    @Option(name: .customLong("database-statement-timeout"), help: "Seconds one PostgreSQL statement may run (default \(ServeCommand.seconds(defaults.databaseStatementTimeout))).") var databaseStatementTimeout: Double?
     @Option(name: .customLong("body-limit"), help: "Largest accepted body in bytes (default \(ServeCommand.defaults.bodyLimit)).") var bodyLimit: Int?
     @Flag(name: .customLong("allow-development"), help: "Accept postbacks signed with Apple's development keys.") var allowDevelopment = false
     @Option(name: .customLong("keys-dir"), help: "Directory of pinned key PEM files (default \(ServeCommand.defaults.keysDirectory)).") var keysDirectory: String?
@@ -63,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
             "database": database.map { .string($0) },
             "database-pool": databasePool.map { .int($0) },
             "database-connect-timeout": databaseConnectTimeout.map { .double($0) },
+            "database-statement-timeout": databaseStatementTimeout.map { .double($0) },
             "body-limit": bodyLimit.map { .int($0) },
             "allow-development": allowDevelopment ? .bool(true) : nil,
             "keys-dir": keysDirectory.map { .string($0) },

@@ -44,7 +44,8 @@ enum ServerApplication {
         _ = MetricsRegistry.shared
         let store = try StoreDatabase(settings: StoreSettings(
             location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
-            poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout))
+            poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,
+            statementTimeout: settings.databaseStatementTimeout))
         let writer = GroupCommitWriter(database: store)
         let ingest = Ingest(
             verifier: PostbackVerifier(keyRing: keyRing),

@@ -17,6 +17,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let configuration: PostgresConnection.Configuration
     private let maximumConnections: Int
     private let leaseTimeout: TimeInterval
+    private let answerTimeout: TimeInterval
     private let logger: Logger
     private let eventLoops = MultiThreadedEventLoopGroup.singleton
     // Guarded by `condition`.
@@ -27,8 +28,9 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let condition = NSCondition()
 
     /// Connects to `location` and runs the PostgreSQL migrations (once, under an advisory lock, when several receivers
-    /// start together).
-    init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, logger: Logger) throws {
+    /// start together). The server cancels a statement that runs longer than `statementTimeout`; a connection that gives
+    /// no answer at all within ``answerGrace`` more is closed.
+    init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, statementTimeout: TimeInterval, logger: Logger) throws {
         var configuration: PostgresConnection.Configuration
         if let socket = location.socketPath {
             configuration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
@@ -39,27 +41,32 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                                   database: location.database, tls: tls)
         }
         configuration.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        configuration.options.additionalStartupParameters = [("statement_timeout", String(Int64(statementTimeout * 1000)))]
         self.configuration = configuration
         self.maximumConnections = max(1, maximumConnections)
         leaseTimeout = max(connectTimeout, 1)
+        answerTimeout = statementTimeout + Self.answerGrace
         self.logger = logger
         try PostgresMigrations.migrate(self)
     }
 
-    /// Seconds to wait for the answer to `BEGIN`, `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds. A
-    /// connection to a server that stopped can leave such a statement unanswered, and the commit thread waiting for ever;
-    /// past this the connection is closed and the batch fails (500, so devices retry), and the next batch reconnects.
-    static let controlAnswerTimeout: TimeInterval = 5
+    /// Seconds to wait for the answer to `BEGIN`, `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds, and
+    /// for any other statement past the server's own `statement_timeout`. A connection to a server that stopped or
+    /// restarted can leave a statement unanswered, and the thread waiting for ever; past this the connection is closed
+    /// and the batch fails (500, so devices retry), and the next batch reconnects.
+    static let answerGrace: TimeInterval = 5
 
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try withConnection { session in
-            try session.run("BEGIN", [], answerWithin: Self.controlAnswerTimeout)
+            try session.run("BEGIN", [], answerWithin: Self.answerGrace)
             do {
                 let result = try body(session)
-                try session.run("COMMIT", [], answerWithin: Self.controlAnswerTimeout)
+                try session.run("COMMIT", [], answerWithin: Self.answerGrace)
                 return result
             } catch {
-                if !session.connection.isClosed { _ = try? session.run("ROLLBACK", [], answerWithin: Self.controlAnswerTimeout) }
+                if !(error is PostgresEngineError), !session.connection.isClosed {
+                    _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
+                }
                 throw error
             }
         }
@@ -98,10 +105,11 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not reused.
-    func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not reused. Each
+    /// statement must be answered within the engine's limit, unless `unbounded` (migrations, which may rewrite a table).
+    func withConnection<T>(unbounded: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
         let connection = try lease()
-        let session = PostgresSession(connection: connection, logger: logger)
+        let session = PostgresSession(connection: connection, logger: logger, answerTimeout: unbounded ? nil : answerTimeout)
         do {
             let result = try body(session)
             release(connection, reusable: !connection.isClosed)
@@ -109,7 +117,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         } catch {
             // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
             // connection or protocol failure may not.
-            let healthy = (error as? PSQLError).map { $0.code == .server } ?? true
+            // An unanswered statement closed its connection already.
+            let healthy = (error as? PSQLError).map { $0.code == .server } ?? !(error is PostgresEngineError)
             release(connection, reusable: healthy && !connection.isClosed)
             throw error
         }
@@ -192,6 +201,8 @@ enum PostgresEngineError: Error, CustomStringConvertible {
 struct PostgresSession: SQLSession {
     let connection: PostgresConnection
     let logger: Logger
+    /// Seconds a statement may go unanswered before the connection is closed; `nil` waits for ever.
+    let answerTimeout: TimeInterval?
     var dialect: SQLDialect { .postgres }
 
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int {
@@ -206,9 +217,11 @@ struct PostgresSession: SQLSession {
         return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
     }
 
+    /// Runs a statement, waiting for its answer at most the session's ``answerTimeout``.
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
-        try connection.query(Self.query(sql, arguments), logger: logger).wait()
+        guard let answerTimeout else { return try connection.query(Self.query(sql, arguments), logger: logger).wait() }
+        return try run(sql, arguments, answerWithin: answerTimeout)
     }
 
     /// Runs a statement that must be answered within `seconds`; otherwise closes the connection and throws.

@@ -255,9 +255,10 @@ enum PostgresMigrations {
     /// Runs the migrations not yet recorded, in one transaction under an advisory lock. Refuses a database that a newer
     /// Countersign has migrated further than this one knows.
     static func migrate(_ engine: PostgresEngine) throws {
-        try engine.withConnection { session in
+        try engine.withConnection(unbounded: true) { session in
             try session.run("BEGIN", [])
             do {
+                try session.run("SET LOCAL statement_timeout = 0", [])
                 try session.run("SELECT pg_advisory_xact_lock(?)", [lockKey])
                 try engine.runScript("CREATE TABLE IF NOT EXISTS countersign_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", on: session)
                 let applied = Set(try session.rows("SELECT name FROM countersign_migrations", []).map { try $0.get("name", as: String.self) })
