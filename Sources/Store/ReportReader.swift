@@ -44,6 +44,8 @@ public struct ReportQuery: Sendable, Equatable {
         case sourceIdentifier = "source_identifier", conversionType = "conversion_type", conversionClass = "conversion_class"
         case window, didWin = "did_win", interaction, country, tier, event, publisher
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
+        /// The revenue's currency (ISO 4217, from the app's schema); every report is grouped by it.
+        case currency
 
         /// Whether the dimension's values are text (the others are integers).
         var isText: Bool { ![.app, .window, .didWin, .tier].contains(self) }
@@ -71,6 +73,7 @@ public struct ReportQuery: Sendable, Equatable {
             case .didWin: columns.didWin
             case .interaction: columns.interaction
             case .country: columns.country
+            case .currency: columns.currency
             case .tier: columns.tier
             case .event: "e.name"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
@@ -98,6 +101,8 @@ public struct ReportQuery: Sendable, Equatable {
     /// Postbacks whose lowest possible tier is this.
     public var tier: Int?
     public var family: PostbackProtocol?
+    /// Postbacks whose revenue is in this currency (ISO 4217).
+    public var currency: String?
     /// Include postbacks that do not count (unverifiable, development); by default only counted ones are reported.
     public var includeUncounted = false
     public var groupBy: [Dimension] = []
@@ -149,6 +154,9 @@ public struct ReportQuery: Sendable, Equatable {
             case "tier":
                 guard let tier = Int(value), (0...3).contains(tier) else { throw fail("must be 0 to 3") }
                 query.tier = tier
+            case "currency":
+                guard value.count == 3, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a three-letter ISO 4217 code such as USD") }
+                query.currency = value.uppercased()
             case "protocol":
                 guard let family = PostbackProtocol(rawValue: value) else { throw fail("must be aak or skan") }
                 query.family = family
@@ -196,7 +204,14 @@ public struct ReportQuery: Sendable, Equatable {
         if let environment { conditions.append("\(columns.environment) = ?"); arguments.append(environment) }
         if let tier { conditions.append("\(columns.tier) = ?"); arguments.append(tier) }
         if let family { conditions.append("\(columns.family) = ?"); arguments.append(family.rawValue) }
+        if let currency { conditions.append("\(columns.currency) = ?"); arguments.append(currency) }
         return (conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// The dimensions a report groups by: those asked for, then `currency` unless asked for already, so no row adds
+    /// amounts in two currencies.
+    public var grouping: [Dimension] {
+        groupBy.contains(.currency) ? groupBy : groupBy + [.currency]
     }
 
     /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column and the time
@@ -206,7 +221,7 @@ public struct ReportQuery: Sendable, Equatable {
         return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to)
     }
 
-    /// The metrics every report row carries, in order.
+    /// The metrics every report row carries, in order; `revenue_*` are exact decimals in the row's `currency`.
     public static let metrics = [
         "postbacks", "unique_conversions", "installs", "re_engagements", "winning", "non_winning", "events",
         "revenue_min", "revenue_max", "revenue_mid", "share_without_value", "share_with_unsigned_value", "duplicates", "replays",
@@ -218,17 +233,18 @@ public struct ReportQuery: Sendable, Equatable {
     }
 
     private func groupAndOrder(_ columns: ReportColumns, _ dialect: SQLDialect) -> (select: [String], tail: String) {
-        let expressions = groupBy.map { $0.expression(columns, dialect)! }
-        let select = zip(groupBy, expressions).map { "\($1) AS \"\($0.rawValue)\"" }
-        guard !groupBy.isEmpty else { return (select, "") }
-        let positions = (1...groupBy.count).map(String.init).joined(separator: ", ")
-        let order = zip(groupBy, expressions).enumerated().map { index, pair in
+        let grouping = grouping
+        let expressions = grouping.map { $0.expression(columns, dialect)! }
+        let select = zip(grouping, expressions).map { "\($1) AS \"\($0.rawValue)\"" }
+        let positions = (1...grouping.count).map(String.init).joined(separator: ", ")
+        let order = zip(grouping, expressions).enumerated().map { index, pair in
             dialect.orderTerm(pair.1, position: index + 1, isText: pair.0.isText)
         }
         return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(order.joined(separator: ", "))")
     }
 
-    /// The metric columns in `ReportQuery.metrics` order, from one source's expressions.
+    /// The metric columns in `ReportQuery.metrics` order, from one source's expressions; revenue expressions are whole
+    /// millionths, summed as integers (`revenue_mid` is sent as min + max and halved when read).
     private static func metricColumns(
         _ dialect: SQLDialect, count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
         shareWithoutValue: String, shareWithValue: String, duplicates: String, replays: String
@@ -236,8 +252,7 @@ public struct ReportQuery: Sendable, Equatable {
         let expressions = [
             count(nil), count("countable = 1"), count("conversion_class = 'install'"), count("conversion_class = 're-engagement'"),
             count("did_win = 1"), count("did_win = 0"), events,
-            dialect.round("coalesce(sum(\(revenueMin)), 0)", 2), dialect.round("coalesce(sum(\(revenueMax)), 0)", 2),
-            dialect.round("coalesce(sum((coalesce(\(revenueMin), 0) + coalesce(\(revenueMax), 0)) / 2.0), 0)", 2),
+            "coalesce(sum(\(revenueMin)), 0)", "coalesce(sum(\(revenueMax)), 0)", "coalesce(sum(\(revenueMin) + \(revenueMax)), 0)",
             shareWithoutValue, shareWithValue, duplicates, replays,
         ]
         return zip(expressions, metrics).map { "\($0) AS \($1)" }
@@ -251,7 +266,7 @@ public struct ReportQuery: Sendable, Equatable {
             count: { condition in
                 condition.map { "coalesce(sum(CASE WHEN r.\($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
             },
-            events: "coalesce(sum(r.events), 0)", revenueMin: "r.revenue_min", revenueMax: "r.revenue_max",
+            events: "coalesce(sum(r.events), 0)", revenueMin: "r.revenue_min_micros", revenueMax: "r.revenue_max_micros",
             shareWithoutValue: dialect.round("sum(r.without_value) * 1.0 / sum(r.postbacks)", 4),
             shareWithValue: dialect.round("sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks)", 4),
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
@@ -265,8 +280,8 @@ public struct ReportQuery: Sendable, Equatable {
         let (grouping, tail) = groupAndOrder(columns, dialect)
         let byEvent = groupBy.contains(.event)
         // Grouped by event, each event row carries its own revenue; otherwise the postback's decoded total.
-        let revenueMin = byEvent ? "e.revenue_min" : "c.revenue_min"
-        let revenueMax = byEvent ? "e.revenue_max" : "c.revenue_max"
+        let revenueMin = Money.micros(byEvent ? "e.revenue_min" : "c.revenue_min")
+        let revenueMax = Money.micros(byEvent ? "e.revenue_max" : "c.revenue_max")
         let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)" : "coalesce(sum(c.event_count), 0)"
         let firstEventOnly = "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN"
         let metrics = Self.metricColumns(dialect,
@@ -290,20 +305,21 @@ public struct ReportQuery: Sendable, Equatable {
 struct ReportColumns {
     let isRollup: Bool
     let countable, day, app, adNetwork, family, environment, source, digitCount: String
-    let conversionType, conversionClass, window, didWin, interaction, country, tier: String
+    let conversionType, conversionClass, window, didWin, interaction, country, tier, currency: String
 
     static let rows = ReportColumns(
         isRollup: false, countable: "c.countable", day: "c.day", app: "c.app", adNetwork: "c.ad_network_id", family: "c.protocol",
         environment: "c.environment", source: "c.source_identifier", digitCount: "c.digit_count", conversionType: "c.conversion_type",
         conversionClass: "c.conversion_class", window: "c.conversion_window", didWin: "c.did_win", interaction: "c.interaction",
-        country: "c.country_code_unsigned", tier: "c.tier_min")
+        country: "c.country_code_unsigned", tier: "c.tier_min", currency: "c.currency")
 
     /// NULLs are stored as '' or -1 in the rollup's key; NULLIF gives them back.
     static let rollup = ReportColumns(
         isRollup: true, countable: "r.countable", day: "r.day", app: "r.app", adNetwork: "r.ad_network_id", family: "r.protocol",
         environment: "NULLIF(r.environment, '')", source: "NULLIF(r.source_digits, '')", digitCount: "NULLIF(r.digit_count, -1)",
         conversionType: "r.conversion_type", conversionClass: "NULLIF(r.conversion_class, '')", window: "r.conversion_window",
-        didWin: "r.did_win", interaction: "NULLIF(r.interaction, '')", country: "NULLIF(r.country, '')", tier: "r.tier_min")
+        didWin: "r.did_win", interaction: "NULLIF(r.interaction, '')", country: "NULLIF(r.country, '')", tier: "r.tier_min",
+        currency: "NULLIF(r.currency, '')")
 }
 
 /// Reports and conversion pages over counted postbacks.
@@ -313,8 +329,18 @@ public struct ReportReader: Sendable {
     /// Runs a report (from the rollup when it can answer; `forceRows` scans the rows, for checking the two agree).
     public func report(_ query: ReportQuery, forceRows: Bool = false) async throws -> ReportTable {
         let (sql, arguments) = query.sql(forceRows: forceRows, dialect: engine.dialect)
-        let columns = query.groupBy.map(\.rawValue) + ReportQuery.metrics
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
+        let columns = query.grouping.map(\.rawValue) + ReportQuery.metrics
+        let minimum = columns.firstIndex(of: "revenue_min")!, maximum = columns.firstIndex(of: "revenue_max")!
+        let middle = columns.firstIndex(of: "revenue_mid")!
+        let rows = try await engine.read { db in
+            try db.rows(sql, arguments, reusable: false).map { row in
+                var cells = row.values.map(ReportTable.cell)
+                cells[minimum] = .number(Money.decimal(micros: try row.get(at: minimum, as: Int64.self)))
+                cells[maximum] = .number(Money.decimal(micros: try row.get(at: maximum, as: Int64.self)))
+                cells[middle] = .number(Money.decimal(halfOfMicros: try row.get(at: middle, as: Int64.self)))
+                return cells
+            }
+        }
         return ReportTable(columns: columns, rows: rows)
     }
 

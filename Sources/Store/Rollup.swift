@@ -3,10 +3,10 @@ enum Rollup {
     /// The key: NULL dimensions are stored as '' or -1 so the unique key treats them as equal.
     static let key = [
         "day", "app", "ad_network_id", "protocol", "outcome", "environment", "countable", "source_digits", "digit_count",
-        "conversion_type", "conversion_class", "conversion_window", "did_win", "interaction", "country", "tier_min",
+        "conversion_type", "conversion_class", "conversion_window", "did_win", "interaction", "country", "tier_min", "currency",
     ]
-    /// The sums kept per key.
-    static let sums = ["postbacks", "events", "revenue_min", "revenue_max", "without_value", "duplicates", "replays"]
+    /// The sums kept per key; revenue in whole millionths of its currency, so sums are exact.
+    static let sums = ["postbacks", "events", "revenue_min_micros", "revenue_max_micros", "without_value", "duplicates", "replays"]
     static let columns = key + sums
 
     /// Postbacks the rollup counts.
@@ -18,8 +18,8 @@ enum Rollup {
             "substr(\(p).received_at, 1, 10)", "\(p).advertised_item_id", "\(p).ad_network_id", "\(p).protocol", "\(p).outcome",
             "coalesce(\(p).environment, '')", "\(p).countable", "coalesce(\(p).source_digits, '')", "coalesce(\(p).digit_count, -1)",
             "\(p).conversion_type", "coalesce(\(p).conversion_class, '')", "\(p).conversion_window", "\(p).did_win",
-            "coalesce(\(p).interaction, '')", "coalesce(\(p).country_code, '')", "\(p).tier_min",
-            "1", "\(p).event_count", "coalesce(\(p).revenue_min, 0)", "coalesce(\(p).revenue_max, 0)",
+            "coalesce(\(p).interaction, '')", "coalesce(\(p).country_code, '')", "\(p).tier_min", "coalesce(\(p).currency, '')",
+            "1", "\(p).event_count", Money.micros("\(p).revenue_min"), Money.micros("\(p).revenue_max"),
             "CASE WHEN \(p).conversion_value IS NULL AND \(p).coarse_value IS NULL THEN 1 ELSE 0 END", "\(p).duplicates", "\(p).replays",
         ]
     }

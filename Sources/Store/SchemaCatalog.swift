@@ -72,7 +72,9 @@ enum EventWriter {
             }
             let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
             try db.execute("UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?",
-                           [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max, decoded.revenue?.currency, source,
+                           [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max,
+                            // The app's currency even when this value carries no revenue, so the app's rows stay in one group.
+                            decoded.revenue?.currency ?? entry.schema.currency, source,
                                      decoded.events.reduce(0) { $0 + ($1.count ?? 1) }, rowID])
         }
     }

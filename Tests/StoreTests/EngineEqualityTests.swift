@@ -66,12 +66,10 @@ import TestSupport
 
     @Test func bothEnginesGiveIdenticalAnswers() async throws {
         let intakes = try Self.traffic(count: 600)
-        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/schemas/shop.json")
         var results: [TestEngine: [String]] = [:]
         for engine in TestEngine.allCases {
             let store = try engine.freshStore()
-            _ = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+            _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
             for start in stride(from: 0, to: intakes.count, by: 50) {
                 _ = try store.ledger.persist(Array(intakes[start..<min(start + 50, intakes.count)]))
                 if start == 300 { try store.rollup.fold() }

@@ -173,7 +173,7 @@ struct ReportFixture {
             do {
                 let rows = try await fixture.report([(name, attack)])
                 #expect(name == "ad_network", "\(name) accepted an injection attempt")
-                #expect(rows.first?["postbacks"] == .number("0"))
+                #expect(rows.isEmpty, "\(rows)")
             } catch is ReportQuery.Problem {
                 #expect(name != "ad_network")
             }
@@ -232,9 +232,7 @@ struct ReportFixture {
         #expect(half == 150)
         try await Self.expectAgreement(store, "half folded")
         // Updates through every path the triggers see, on folded and unfolded rows: a schema decode, a promotion and a deletion.
-        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/schemas/shop.json")
-        _ = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+        _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
         try await store.engine.write { db in
             try db.execute("UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
             try db.execute("DELETE FROM postback_events WHERE postback_id % 11 = 0")
@@ -266,7 +264,8 @@ struct ReportFixture {
         try store.rollup.fold()
         try await Self.expectAgreement(store, "folded again")
         let revenue = try await store.reports.report(try ReportQuery.parse([]))
-        #expect(revenue.rows[0][7] != .number("0"), "the decode put revenue into the rollup")
+        let revenueMin = try #require(revenue.columns.firstIndex(of: "revenue_min"))
+        #expect(revenue.rows.contains { $0[revenueMin] != .number("0.00") }, "the decode put revenue into the rollup")
     }
 
     @Test func queriesTheRollupCannotAnswerScanRows() throws {
@@ -302,7 +301,8 @@ struct ReportFixture {
         for forceRows in [true, false] {
             if !forceRows { try store.rollup.fold() }
             let table = try await store.reports.report(try ReportQuery.parse([("by", "week")]), forceRows: forceRows)
-            let weeks = Dictionary(uniqueKeysWithValues: table.rows.map { ($0[0].string ?? "", Int($0[1].int64 ?? 0)) })
+            let postbacks = try #require(table.columns.firstIndex(of: "postbacks"))
+            let weeks = Dictionary(uniqueKeysWithValues: table.rows.map { ($0[0].string ?? "", Int($0[postbacks].int64 ?? 0)) })
             #expect(weeks == expected, "forceRows: \(forceRows)")
         }
     }

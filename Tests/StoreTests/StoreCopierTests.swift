@@ -12,10 +12,8 @@ import TestSupport
 @Suite struct StoreCopierTests {
     @Test func anSQLiteInstallationCopiedIntoPostgreSQLAnswersTheSame() async throws {
         let source = try TestEngine.sqlite.freshStore()
-        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/schemas/shop.json")
-        _ = try await source.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
-        _ = try await source.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop)))
+        _ = try await source.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+        _ = try await source.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
         let intakes = try EngineEqualityTests.traffic(count: 400)
         for start in stride(from: 0, to: intakes.count, by: 50) { _ = try source.ledger.persist(Array(intakes[start..<min(start + 50, intakes.count)])) }
         try source.rollup.fold(limit: 100)

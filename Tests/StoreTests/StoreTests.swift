@@ -144,9 +144,7 @@ import TestSupport
             return Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
         }
         let store = try engine.freshStore()
-        let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("examples/schemas/shop.json")
-        guard case .stored = try await store.schemas.put(app: "10738027756", document: Array(try Data(contentsOf: shop))) else {
+        guard case .stored = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop")) else {
             Issue.record("schema not stored"); return
         }
         _ = try store.ledger.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
@@ -169,7 +167,8 @@ import TestSupport
         let report = try await store.reports.report(try ReportQuery.parse([]))
         let totals = Dictionary(uniqueKeysWithValues: zip(report.columns, report.rows[0]))
         #expect(totals["events"] == .number("2"))
-        #expect(totals["revenue_min"] == .number("50"))
+        #expect(totals["revenue_min"] == .number("50.00"))
+        #expect(totals["currency"] == .string("USD"))
         let byEvent = try await store.reports.report(try ReportQuery.parse([("by", "event")]))
         #expect(byEvent.rows.map { $0[0] } == [.string("add_to_cart"), .string("order")])
     }

@@ -139,3 +139,12 @@ extension StoreDatabase {
         try await rows(sql, arguments).map { try $0.get(at: 0, as: T.self) }
     }
 }
+
+/// The example conversion schemas in `examples/schemas/`, which tests store as apps' schemas.
+public enum ExampleSchema {
+    /// The document `examples/schemas/<name>.json`.
+    public static func document(_ name: String) throws -> [UInt8] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return Array(try Data(contentsOf: root.appendingPathComponent("examples/schemas/\(name).json")))
+    }
+}

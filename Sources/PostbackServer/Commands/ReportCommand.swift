@@ -28,6 +28,7 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(help: "production or development.") var environment: String?
     @Option(help: "The lowest tier the fields allow, 0-3.") var tier: String?
     @Option(name: .customLong("protocol"), help: "aak or skan.") var family: String?
+    @Option(help: "An ISO 4217 currency code: postbacks whose revenue is in it.") var currency: String?
     @Flag(name: .customLong("include-uncounted"), help: "Include unverifiable and development postbacks.") var includeUncounted = false
     @Option(help: "table, csv, json or ndjson.") var format = "table"
 
@@ -36,7 +37,7 @@ struct ReportCommand: AsyncParsableCommand {
         let options: [(String, String?)] = [
             ("by", by), ("from", from), ("to", to), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
             ("type", type), ("window", window), ("did_win", didWin), ("interaction", interaction), ("country", country),
-            ("environment", environment), ("tier", tier), ("protocol", family),
+            ("environment", environment), ("tier", tier), ("protocol", family), ("currency", currency),
         ]
         for (name, value) in options { if let value { pairs.append((name, value)) } }
         if includeUncounted { pairs.append(("include_uncounted", "true")) }

@@ -247,6 +247,80 @@ enum PostgresMigrations {
                    country_or_region, supply_placement
             FROM attribution_records;
             """),
+        // Revenue summed exactly and never across currencies (as SQLite's v11): the rollup keys on the currency and keeps
+        // whole millionths; conversions_daily groups by currency and gives exact numeric sums.
+        ("v2-exact-revenue-by-currency", """
+            DROP VIEW conversion_rollup_live;
+            DROP VIEW conversions_daily;
+            DROP TRIGGER conversion_rollup_follow ON postbacks;
+            DROP FUNCTION conversion_rollup_follow();
+            DROP FUNCTION conversion_rollup_add(postbacks, integer);
+            DROP TABLE conversion_rollup;
+            CREATE TABLE conversion_rollup (
+                day text NOT NULL,
+                app bigint NOT NULL,
+                ad_network_id text NOT NULL,
+                protocol text NOT NULL,
+                outcome text NOT NULL,
+                environment text NOT NULL,
+                countable integer NOT NULL,
+                source_digits text NOT NULL,
+                digit_count integer NOT NULL,
+                conversion_type text NOT NULL,
+                conversion_class text NOT NULL,
+                conversion_window integer NOT NULL,
+                did_win integer NOT NULL,
+                interaction text NOT NULL,
+                country text NOT NULL,
+                tier_min integer NOT NULL,
+                currency text NOT NULL,
+                postbacks bigint NOT NULL DEFAULT 0,
+                events bigint NOT NULL DEFAULT 0,
+                revenue_min_micros bigint NOT NULL DEFAULT 0,
+                revenue_max_micros bigint NOT NULL DEFAULT 0,
+                without_value bigint NOT NULL DEFAULT 0,
+                duplicates bigint NOT NULL DEFAULT 0,
+                replays bigint NOT NULL DEFAULT 0
+            );
+            CREATE UNIQUE INDEX conversion_rollup_key ON conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency);
+            INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays)
+                SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), sum(1), sum(p.event_count), sum(CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT)), sum(CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT)), sum(CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END), sum(p.duplicates), sum(p.replays)
+                FROM postbacks p WHERE p.rolled_up AND p.outcome IN ('verified', 'unverifiable') GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17;
+            CREATE FUNCTION conversion_rollup_add(p postbacks, sign integer) RETURNS void LANGUAGE sql AS $$
+                INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays)
+                SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), sign * 1, sign * p.event_count, sign * CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), sign * CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), sign * CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, sign * p.duplicates, sign * p.replays
+                WHERE p.outcome IN ('verified', 'unverifiable')
+                ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency) DO UPDATE SET postbacks = conversion_rollup.postbacks + excluded.postbacks, events = conversion_rollup.events + excluded.events, revenue_min_micros = conversion_rollup.revenue_min_micros + excluded.revenue_min_micros, revenue_max_micros = conversion_rollup.revenue_max_micros + excluded.revenue_max_micros, without_value = conversion_rollup.without_value + excluded.without_value, duplicates = conversion_rollup.duplicates + excluded.duplicates, replays = conversion_rollup.replays + excluded.replays
+            $$;
+            CREATE FUNCTION conversion_rollup_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF OLD.rolled_up THEN
+                    PERFORM conversion_rollup_add(OLD, -1);
+                    IF TG_OP = 'UPDATE' AND NEW.rolled_up THEN
+                        PERFORM conversion_rollup_add(NEW, 1);
+                    END IF;
+                END IF;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER conversion_rollup_follow AFTER UPDATE OR DELETE ON postbacks FOR EACH ROW EXECUTE FUNCTION conversion_rollup_follow();
+            CREATE VIEW conversion_rollup_live AS
+            SELECT day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays FROM conversion_rollup
+            UNION ALL
+            SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), 1, p.event_count, CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, p.duplicates, p.replays FROM postbacks p
+            WHERE NOT p.rolled_up AND p.outcome IN ('verified', 'unverifiable');
+            CREATE VIEW conversions_daily AS
+            SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency,
+                   count(*) AS postbacks,
+                   sum(countable) AS counted,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 THEN 1 ELSE 0 END) AS counted_winning,
+                   sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                   sum(duplicates) AS duplicates, sum(replays) AS replays, sum(unverified_copies) AS unverified_copies,
+                   trim_scale(sum(CASE WHEN countable = 1 THEN CAST(round(revenue_min * 1000000) AS BIGINT) END)::numeric / 1000000) AS revenue_min,
+                   trim_scale(sum(CASE WHEN countable = 1 THEN CAST(round(revenue_max * 1000000) AS BIGINT) END)::numeric / 1000000) AS revenue_max
+            FROM conversions
+            GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

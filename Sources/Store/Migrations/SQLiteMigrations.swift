@@ -410,6 +410,74 @@ enum SQLiteMigrations {
                 FROM attribution_records;
                 """)
         }
+        migrator.registerMigration("v11-exact-revenue-by-currency") { db in
+            // Revenue is summed exactly and never across currencies: the rollup keys on the currency and keeps whole
+            // millionths as integers, and conversions_daily groups by currency and sums millionths too. The rollup is
+            // rebuilt from the rows already folded. Frozen text.
+            try db.execute(sql: """
+                DROP VIEW conversion_rollup_live;
+                DROP VIEW conversions_daily;
+                DROP TRIGGER conversion_rollup_update;
+                DROP TRIGGER conversion_rollup_delete;
+                DROP TABLE conversion_rollup;
+                CREATE TABLE conversion_rollup (
+                    day TEXT NOT NULL,
+                    app INTEGER NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    protocol TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    countable INTEGER NOT NULL,
+                    source_digits TEXT NOT NULL,
+                    digit_count INTEGER NOT NULL,
+                    conversion_type TEXT NOT NULL,
+                    conversion_class TEXT NOT NULL,
+                    conversion_window INTEGER NOT NULL,
+                    did_win INTEGER NOT NULL,
+                    interaction TEXT NOT NULL,
+                    country TEXT NOT NULL,
+                    tier_min INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    postbacks INTEGER NOT NULL DEFAULT 0,
+                    events INTEGER NOT NULL DEFAULT 0,
+                    revenue_min_micros INTEGER NOT NULL DEFAULT 0,
+                    revenue_max_micros INTEGER NOT NULL DEFAULT 0,
+                    without_value INTEGER NOT NULL DEFAULT 0,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    replays INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE UNIQUE INDEX conversion_rollup_key ON conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency);
+                INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays)
+                    SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), sum(1), sum(p.event_count), sum(CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT)), sum(CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT)), sum(CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END), sum(p.duplicates), sum(p.replays)
+                    FROM postbacks p WHERE p.id <= (SELECT folded_through FROM rollup_state) AND p.outcome IN ('verified', 'unverifiable') GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17;
+                CREATE TRIGGER conversion_rollup_update AFTER UPDATE ON postbacks WHEN OLD.id <= (SELECT folded_through FROM rollup_state)
+                BEGIN
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays) SELECT substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, coalesce(OLD.currency, ''), -(1), -(OLD.event_count), -(CAST(round(coalesce(OLD.revenue_min, 0) * 1000000) AS BIGINT)), -(CAST(round(coalesce(OLD.revenue_max, 0) * 1000000) AS BIGINT)), -(CASE WHEN OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL THEN 1 ELSE 0 END), -(OLD.duplicates), -(OLD.replays) WHERE OLD.outcome IN ('verified', 'unverifiable') ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min_micros = revenue_min_micros + excluded.revenue_min_micros, revenue_max_micros = revenue_max_micros + excluded.revenue_max_micros, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays) SELECT substr(NEW.received_at, 1, 10), NEW.advertised_item_id, NEW.ad_network_id, NEW.protocol, NEW.outcome, coalesce(NEW.environment, ''), NEW.countable, coalesce(NEW.source_digits, ''), coalesce(NEW.digit_count, -1), NEW.conversion_type, coalesce(NEW.conversion_class, ''), NEW.conversion_window, NEW.did_win, coalesce(NEW.interaction, ''), coalesce(NEW.country_code, ''), NEW.tier_min, coalesce(NEW.currency, ''), 1, NEW.event_count, CAST(round(coalesce(NEW.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(NEW.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN NEW.conversion_value IS NULL AND NEW.coarse_value IS NULL THEN 1 ELSE 0 END, NEW.duplicates, NEW.replays WHERE NEW.outcome IN ('verified', 'unverifiable') ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min_micros = revenue_min_micros + excluded.revenue_min_micros, revenue_max_micros = revenue_max_micros + excluded.revenue_max_micros, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                END;
+                CREATE TRIGGER conversion_rollup_delete AFTER DELETE ON postbacks
+                BEGIN
+                    INSERT INTO conversion_rollup (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays) SELECT substr(OLD.received_at, 1, 10), OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, coalesce(OLD.environment, ''), OLD.countable, coalesce(OLD.source_digits, ''), coalesce(OLD.digit_count, -1), OLD.conversion_type, coalesce(OLD.conversion_class, ''), OLD.conversion_window, OLD.did_win, coalesce(OLD.interaction, ''), coalesce(OLD.country_code, ''), OLD.tier_min, coalesce(OLD.currency, ''), -(1), -(OLD.event_count), -(CAST(round(coalesce(OLD.revenue_min, 0) * 1000000) AS BIGINT)), -(CAST(round(coalesce(OLD.revenue_max, 0) * 1000000) AS BIGINT)), -(CASE WHEN OLD.conversion_value IS NULL AND OLD.coarse_value IS NULL THEN 1 ELSE 0 END), -(OLD.duplicates), -(OLD.replays) WHERE OLD.outcome IN ('verified', 'unverifiable') AND OLD.id <= (SELECT folded_through FROM rollup_state) ON CONFLICT (day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency) DO UPDATE SET postbacks = postbacks + excluded.postbacks, events = events + excluded.events, revenue_min_micros = revenue_min_micros + excluded.revenue_min_micros, revenue_max_micros = revenue_max_micros + excluded.revenue_max_micros, without_value = without_value + excluded.without_value, duplicates = duplicates + excluded.duplicates, replays = replays + excluded.replays;
+                    UPDATE rollup_state SET folded_through = min(folded_through, coalesce((SELECT max(id) FROM postbacks), 0));
+                END;
+                CREATE VIEW conversion_rollup_live AS
+                SELECT day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays FROM conversion_rollup
+                UNION ALL
+                SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), 1, p.event_count, CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, p.duplicates, p.replays FROM postbacks p
+                WHERE p.id > (SELECT folded_through FROM rollup_state) AND p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversions_daily AS
+                SELECT day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency,
+                       count(*) AS postbacks,
+                       sum(countable) AS counted,
+                       sum(CASE WHEN countable AND did_win THEN 1 ELSE 0 END) AS counted_winning,
+                       sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                       sum(duplicates) AS duplicates, sum(replays) AS replays, sum(unverified_copies) AS unverified_copies,
+                       sum(CASE WHEN countable THEN CAST(round(revenue_min * 1000000) AS BIGINT) END) / 1000000.0 AS revenue_min,
+                       sum(CASE WHEN countable THEN CAST(round(revenue_max * 1000000) AS BIGINT) END) / 1000000.0 AS revenue_max
+                FROM conversions
+                GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
+                """)
+        }
         return migrator
     }
 }
