@@ -20,16 +20,16 @@ public enum Timestamp {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
     }
 
-    /// Parses what people and Apple write: a date (`2026-11-01`, midnight UTC), or a date and time with `T` or a
-    /// space, with or without seconds and fraction, and with `Z`, an offset (`+02:00`, `+0200`) or no zone (UTC).
-    /// Returns nil for anything else, such as `2026-11-01T8:30` or `+2`.
-    public static func parse(_ text: String) -> Date? {
+    /// Parses what people and Apple write: a date (`2026-11-01`, midnight), or a date and time with `T` or a space,
+    /// with or without seconds and fraction, and with `Z`, an offset (`+02:00`, `+0200`) or no zone. Text without a
+    /// zone is wall-clock time in `zone` (UTC when nil). Returns nil for anything else, such as `2026-11-01T8:30` or `+2`.
+    public static func parse(_ text: String, assuming zone: TimeZone? = nil) -> Date? {
         var reader = Reader(bytes: Array(text.utf8))
         guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
               (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
         var seconds = 0
         var fraction = 0.0
-        var offset = 0
+        var offset: Int?
         if !reader.atEnd {
             guard reader.skip("T") || reader.skip(" "), let hour = reader.digits(2), reader.skip(":"), let minute = reader.digits(2),
                   hour < 24, minute < 60 else { return nil }
@@ -59,8 +59,16 @@ public enum Timestamp {
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)
         parts.tm_mday = Int32(day)
-        let midnight = timegm(&parts)
-        return Date(timeIntervalSince1970: Double(Int(midnight) + seconds - offset) + fraction)
+        let wallClock = Int(timegm(&parts)) + seconds
+        return Date(timeIntervalSince1970: Double(wallClock - (offset ?? zoneOffset(zone, wallClock: wallClock))) + fraction)
+    }
+
+    /// The offset from UTC of `zone` at the wall-clock time `wallClock` (seconds as if it were UTC); in a gap or an
+    /// overlap around a clock change, the offset before the change.
+    private static func zoneOffset(_ zone: TimeZone?, wallClock: Int) -> Int {
+        guard let zone else { return 0 }
+        let guess = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wallClock)))
+        return zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wallClock - guess)))
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

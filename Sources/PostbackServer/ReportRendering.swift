@@ -31,11 +31,14 @@ enum ReportFormat: String, CaseIterable {
         return .json
     }
 
-    /// Renders `table`; JSON wraps the rows in `{"rows": [...]}` plus `extra` members.
+    /// Renders `table`; JSON wraps the rows in `{"rows": [...]}` plus `extra` members. A table with a time zone states
+    /// it: JSON as `time_zone`, the terminal table on its last line (CSV and NDJSON rows have no place for it; the HTTP
+    /// API sends it as a header).
     func render(_ table: ReportTable, extra: [JSONMember] = []) -> String {
         switch self {
         case .json:
             var document = JSONObject([JSONMember(key: "rows", value: .array(table.rows.map { Self.object(table.columns, $0) }))])
+            if let zone = table.timeZone { document.members.append(JSONMember(key: "time_zone", value: .string(zone))) }
             document.members += extra
             return JSONValue.object(document).serialized + "\n"
         case .ndjson:
@@ -50,7 +53,7 @@ enum ReportFormat: String, CaseIterable {
             return cells.map { row in
                 let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 return String(line.reversed().drop { $0 == " " }.reversed())
-            }.joined(separator: "\n") + "\n"
+            }.joined(separator: "\n") + "\n" + (table.timeZone.map { "(days and weeks in \($0))\n" } ?? "")
         }
     }
 

@@ -115,20 +115,23 @@ public struct AttributionReportQuery: Sendable, Equatable {
     /// (`source=iad` asks for the app-reported ones alone).
     public var includeClientReported = false
     public var groupBy: [Dimension] = []
+    /// The zone of `day` buckets and of dates and times given without a zone.
+    public var timeZone = ReportTimeZone.utc
 
     /// The metric columns, after the dimension columns.
     public static let metrics = ["records", "attributed", "not_attributed", "downloads", "redownloads", "preorders", "detailed", "clicks", "impressions"]
 
     public init() {}
 
-    /// Parses `by`, `from`, `to`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are refused
-    /// unless in `extraAllowed`.
+    /// Parses `by`, `from`, `to`, `tz`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are
+    /// refused unless in `extraAllowed`.
     public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> AttributionReportQuery {
         var query = AttributionReportQuery()
+        var times: [(String, String)] = []
         for (name, value) in parameters {
             switch name {
-            case "from": query.from = try QueryParameter.time(name, value)
-            case "to": query.to = try QueryParameter.time(name, value)
+            case "from", "to": times.append((name, value))
+            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = value
             case "source":
                 guard ["adservices", "iad"].contains(value) else { throw ReportQuery.Problem(parameter: name, message: "must be adservices or iad") }
@@ -139,6 +142,10 @@ public struct AttributionReportQuery: Sendable, Equatable {
             default:
                 if !extraAllowed.contains(name) { throw ReportQuery.Problem(parameter: name, message: "unknown parameter") }
             }
+        }
+        for (name, value) in times {
+            let time = try QueryParameter.time(name, value, in: query.timeZone)
+            if name == "from" { query.from = time } else { query.to = time }
         }
         try QueryParameter.checkRange(from: query.from, to: query.to)
         return query
@@ -164,8 +171,12 @@ public struct AttributionReportQuery: Sendable, Equatable {
             conditions.append("reported_by = 'apple'")
         }
         if !includeTest { conditions.append("test_payload = 0") }
+        // The view's `day` is the UTC day; another zone's day is computed from the time received.
+        func group(_ dimension: Dimension) -> String {
+            dimension == .day && !timeZone.isUTC ? timeZone.day(of: "received_at", from: from, to: to, dialect: dialect) : dimension.columns.group
+        }
         let selected = groupBy.flatMap { dimension in
-            [dimension.columns.group] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
+            ["\(group(dimension)) AS \(dimension.columns.group)"] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
         } + [
             // Counts are numbers: a group whose records have no conversion type or claim type counts 0, never null.
             "count(*)", "coalesce(sum(attribution), 0)", "coalesce(sum(1 - attribution), 0)",
@@ -173,12 +184,12 @@ public struct AttributionReportQuery: Sendable, Equatable {
             Self.countWhere("conversion_type = 'preorder'"), "coalesce(sum(detailed), 0)",
             Self.countWhere("lower(claim_type) = 'click'"), Self.countWhere("lower(claim_type) = 'impression'"),
         ]
-        let grouping = groupBy.map(\.columns.group)
+        let grouping = groupBy.map(group)
         var sql = "SELECT \(selected.joined(separator: ", ")) FROM apple_ads_attributions"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !grouping.isEmpty {
             let order = groupBy.map { dimension in
-                dialect.orderTerm(dimension.columns.group, position: 0, isText: dimension.isText)
+                dialect.orderTerm(group(dimension), position: 0, isText: dimension.isText)
             }
             sql += " GROUP BY \(grouping.joined(separator: ", ")) ORDER BY "
             sql += dialect == .sqlite ? grouping.joined(separator: ", ") : order.joined(separator: ", ")
@@ -192,6 +203,6 @@ extension AttributionRecordStore {
     public func report(_ query: AttributionReportQuery) async throws -> ReportTable {
         let (sql, arguments) = query.sql(engine.dialect)
         let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
-        return ReportTable(columns: query.columns, rows: rows)
+        return ReportTable(columns: query.columns, rows: rows, timeZone: query.timeZone.identifier)
     }
 }

@@ -6,10 +6,20 @@ import Postback
 enum QueryParameter {
     typealias Problem = ReportQuery.Problem
 
-    /// An ISO 8601 date or time.
-    static func time(_ name: String, _ value: String) throws(Problem) -> Date {
-        guard let date = Timestamp.parse(value) else { throw Problem(parameter: name, message: "must be a date or time such as 2026-11-01, 2026-11-01T08:30 (UTC) or 2026-11-01T10:30+02:00") }
+    /// An ISO 8601 date or time; without a zone it is wall-clock time in `zone`.
+    static func time(_ name: String, _ value: String, in zone: ReportTimeZone = .utc) throws(Problem) -> Date {
+        guard let date = Timestamp.parse(value, assuming: zone.zone) else {
+            throw Problem(parameter: name, message: "must be a date or time such as 2026-11-01, 2026-11-01T08:30 (\(zone.identifier)) or 2026-11-01T10:30+02:00")
+        }
         return date
+    }
+
+    /// An IANA time zone name.
+    static func timeZone(_ name: String, _ value: String) throws(Problem) -> ReportTimeZone {
+        guard let zone = ReportTimeZone(identifier: value) else {
+            throw Problem(parameter: name, message: "must be an IANA time zone name such as UTC, Europe/Berlin or America/New_York")
+        }
+        return zone
     }
 
     /// `true`, `false`, `1` or `0`.
@@ -103,6 +113,8 @@ public struct ReportQuery: Sendable, Equatable {
     public var family: PostbackProtocol?
     /// Postbacks whose revenue is in this currency (ISO 4217).
     public var currency: String?
+    /// The zone of `day` and `week` buckets and of dates and times given without a zone.
+    public var timeZone = ReportTimeZone.utc
     /// Include postbacks that do not count (unverifiable, development); by default only counted ones are reported.
     public var includeUncounted = false
     public var groupBy: [Dimension] = []
@@ -116,15 +128,18 @@ public struct ReportQuery: Sendable, Equatable {
         public var description: String { "\(parameter): \(message)" }
     }
 
-    /// Parses name/value parameters (`from`, `to`, `app`, `ad_network`, `source_prefix`, `type`, `window`, `did_win`,
-    /// `interaction`, `country`, `environment`, `tier`, `protocol`, `include_uncounted`, `by`). Unknown names are refused.
+    /// Parses name/value parameters (`from`, `to`, `tz`, `app`, `ad_network`, `source_prefix`, `type`, `window`,
+    /// `did_win`, `interaction`, `country`, `environment`, `tier`, `protocol`, `currency`, `include_uncounted`, `by`).
+    /// Unknown names are refused.
     public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(Problem) -> ReportQuery {
         var query = ReportQuery()
+        // Times are read once the zone is known, wherever `tz` comes.
+        var times: [(String, String)] = []
         for (name, value) in parameters {
             func fail(_ message: String) -> Problem { Problem(parameter: name, message: message) }
             switch name {
-            case "from": query.from = try QueryParameter.time(name, value)
-            case "to": query.to = try QueryParameter.time(name, value)
+            case "from", "to": times.append((name, value))
+            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app":
                 guard let app = Int64(value), app >= 0 else { throw fail("must be a numeric App Store id") }
                 query.app = app
@@ -167,6 +182,10 @@ public struct ReportQuery: Sendable, Equatable {
                 if extraAllowed.contains(name) { continue }
                 throw fail("unknown parameter")
             }
+        }
+        for (name, value) in times {
+            let time = try QueryParameter.time(name, value, in: query.timeZone)
+            if name == "from" { query.from = time } else { query.to = time }
         }
         try QueryParameter.checkRange(from: query.from, to: query.to)
         if query.environment == "development", !query.includeUncounted {
@@ -214,11 +233,11 @@ public struct ReportQuery: Sendable, Equatable {
         groupBy.contains(.currency) ? groupBy : groupBy + [.currency]
     }
 
-    /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column and the time
-    /// range falls on whole UTC days (the rollup's grain).
+    /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column, days are UTC
+    /// days, and the time range falls on whole UTC days (the rollup's grain).
     public var rollupAnswers: Bool {
         func isMidnight(_ date: Date?) -> Bool { date.map { Timestamp.format($0).hasSuffix("T00:00:00.000Z") } ?? true }
-        return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to)
+        return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to) && (timeZone.isUTC || !groupBy.contains { $0 == .day || $0 == .week })
     }
 
     /// The metrics every report row carries, in order; `revenue_*` are exact decimals in the row's `currency`.
@@ -275,7 +294,8 @@ public struct ReportQuery: Sendable, Equatable {
     }
 
     private func rowsSQL(_ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
-        let columns = ReportColumns.rows
+        var columns = ReportColumns.rows
+        if !timeZone.isUTC { columns.day = timeZone.day(of: "c.received_at", from: from, to: to, dialect: dialect) }
         let (whereSQL, arguments) = whereClause(columns)
         let (grouping, tail) = groupAndOrder(columns, dialect)
         let byEvent = groupBy.contains(.event)
@@ -304,18 +324,20 @@ public struct ReportQuery: Sendable, Equatable {
 /// Where each logical report column lives: the `conversions` view (`c`) or the rollup (`r`).
 struct ReportColumns {
     let isRollup: Bool
-    let countable, day, app, adNetwork, family, environment, source, digitCount: String
+    /// The day bucket: UTC, or a local day when the report asks for a time zone.
+    var day: String
+    let countable, app, adNetwork, family, environment, source, digitCount: String
     let conversionType, conversionClass, window, didWin, interaction, country, tier, currency: String
 
     static let rows = ReportColumns(
-        isRollup: false, countable: "c.countable", day: "c.day", app: "c.app", adNetwork: "c.ad_network_id", family: "c.protocol",
+        isRollup: false, day: "c.day", countable: "c.countable", app: "c.app", adNetwork: "c.ad_network_id", family: "c.protocol",
         environment: "c.environment", source: "c.source_identifier", digitCount: "c.digit_count", conversionType: "c.conversion_type",
         conversionClass: "c.conversion_class", window: "c.conversion_window", didWin: "c.did_win", interaction: "c.interaction",
         country: "c.country_code_unsigned", tier: "c.tier_min", currency: "c.currency")
 
     /// NULLs are stored as '' or -1 in the rollup's key; NULLIF gives them back.
     static let rollup = ReportColumns(
-        isRollup: true, countable: "r.countable", day: "r.day", app: "r.app", adNetwork: "r.ad_network_id", family: "r.protocol",
+        isRollup: true, day: "r.day", countable: "r.countable", app: "r.app", adNetwork: "r.ad_network_id", family: "r.protocol",
         environment: "NULLIF(r.environment, '')", source: "NULLIF(r.source_digits, '')", digitCount: "NULLIF(r.digit_count, -1)",
         conversionType: "r.conversion_type", conversionClass: "NULLIF(r.conversion_class, '')", window: "r.conversion_window",
         didWin: "r.did_win", interaction: "NULLIF(r.interaction, '')", country: "NULLIF(r.country, '')", tier: "r.tier_min",
@@ -341,7 +363,7 @@ public struct ReportReader: Sendable {
                 return cells
             }
         }
-        return ReportTable(columns: columns, rows: rows)
+        return ReportTable(columns: columns, rows: rows, timeZone: query.timeZone.identifier)
     }
 
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
@@ -396,11 +418,14 @@ public struct ReportReader: Sendable {
 public struct ReportTable: Sendable {
     public let columns: [String]
     public let rows: [[JSONValue]]
+    /// The IANA zone of the table's `day` and `week` values, for tables that have them.
+    public let timeZone: String?
 
     /// Creates a table.
-    public init(columns: [String], rows: [[JSONValue]]) {
+    public init(columns: [String], rows: [[JSONValue]], timeZone: String? = nil) {
         self.columns = columns
         self.rows = rows
+        self.timeZone = timeZone
     }
 
     /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.

@@ -40,6 +40,13 @@ import TestSupport
 
             let ndjson = try await client.execute(uri: "/v1/reports?by=day&format=ndjson", method: .get, headers: auth)
             #expect(ndjson.headers[.contentType] == "application/x-ndjson")
+            #expect(ndjson.headers[.init("Countersign-Time-Zone")!] == "UTC")
+            // Every answer states the zone of its days.
+            let local = try await client.execute(uri: "/v1/reports?by=day&tz=America/New_York", method: .get, headers: auth)
+            #expect(local.json?["time_zone"] == .string("America/New_York"))
+            #expect(local.headers[.init("Countersign-Time-Zone")!] == "America/New_York")
+            let badZone = try await client.execute(uri: "/v1/reports?by=day&tz=EST", method: .get, headers: auth)
+            #expect(badZone.json?["message"] == .string("tz: must be an IANA time zone name such as UTC, Europe/Berlin or America/New_York"))
             #expect(String(buffer: ndjson.body).split(separator: "\n").allSatisfy { (try? JSONParser.parse(Array($0.utf8)).object) != nil })
 
             let bad = try await client.execute(uri: "/v1/reports?by=campaign;drop", method: .get, headers: auth)
@@ -61,8 +68,9 @@ import TestSupport
             let counted = try await server.store().scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self)
             #expect(total == counted)
         }
-        let table = try countersign(["report", "--database", server.settings.database, "--by", "protocol"])
+        let table = try countersign(["report", "--database", server.settings.database, "--by", "protocol,day", "--tz", "Europe/Berlin"])
         #expect(table.stdout.hasPrefix("protocol"))
+        #expect(table.stdout.hasSuffix("(days and weeks in Europe/Berlin)\n"))
         #expect(try countersign(["report", "--database", server.settings.database, "--by", "nonsense"]).status == 2)
     }
 }

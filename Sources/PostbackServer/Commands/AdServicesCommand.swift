@@ -55,8 +55,9 @@ struct AdServicesCommand: AsyncParsableCommand {
         )
         @OptionGroup var database: DatabaseOption
         @Option(help: "Comma-separated dimensions to group by.") var by: String?
-        @Option(help: "Received at or after (ISO 8601).") var from: String?
-        @Option(help: "Received before (ISO 8601).") var to: String?
+        @Option(help: "Received at or after (ISO 8601; without a zone, in --tz).") var from: String?
+        @Option(help: "Received before (ISO 8601; without a zone, in --tz).") var to: String?
+        @Option(help: "IANA time zone of day buckets and of dates without a zone (default UTC).") var tz: String?
         @Option(help: "The app id the token or dictionary was sent with.") var app: String?
         @Option(help: "adservices or iad.") var source: String?
         @Flag(name: .customLong("include-test"), help: "Include Apple's developer-mode test payloads.") var includeTest = false
@@ -66,7 +67,7 @@ struct AdServicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
-            var pairs = [("by", by), ("from", from), ("to", to), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
+            var pairs = [("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
             if includeTest { pairs.append(("include_test", "true")) }
             if includeClientReported { pairs.append(("include_client_reported", "true")) }
             let query: AttributionReportQuery

@@ -15,8 +15,9 @@ struct ReportCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "Comma-separated dimensions to group by.") var by: String?
-    @Option(help: "Received at or after (ISO 8601).") var from: String?
-    @Option(help: "Received before (ISO 8601).") var to: String?
+    @Option(help: "Received at or after (ISO 8601; without a zone, in --tz).") var from: String?
+    @Option(help: "Received before (ISO 8601; without a zone, in --tz).") var to: String?
+    @Option(help: "IANA time zone of day and week buckets and of dates without a zone (default UTC).") var tz: String?
     @Option(help: "The advertised app's id.") var app: String?
     @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
     @Option(name: .customLong("source-prefix"), help: "Source identifiers starting with these digits.") var sourcePrefix: String?
@@ -35,7 +36,7 @@ struct ReportCommand: AsyncParsableCommand {
     func run() async throws {
         var pairs: [(String, String)] = []
         let options: [(String, String?)] = [
-            ("by", by), ("from", from), ("to", to), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
+            ("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
             ("type", type), ("window", window), ("did_win", didWin), ("interaction", interaction), ("country", country),
             ("environment", environment), ("tier", tier), ("protocol", family), ("currency", currency),
         ]

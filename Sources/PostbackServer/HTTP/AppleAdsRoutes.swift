@@ -115,7 +115,8 @@ enum AppleAdsRoutes {
             }
             let format = try QueryParameters.format(request)
             let table = try await store.attributions.report(query)
-            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType,
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
     }
 }

@@ -8,7 +8,9 @@ enum ReportRoutes {
         group.get("reports") { request, _ in
             let (query, format) = try parse(request, extra: ["format"])
             let table = try await store.reports.report(query)
-            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
+            // Every format states the zone of its days and weeks; CSV and NDJSON only here.
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType,
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
         group.get("conversions") { request, _ in
             let (query, format) = try parse(request, extra: ["format", "limit", "after"])

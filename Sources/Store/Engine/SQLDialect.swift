@@ -15,6 +15,17 @@ public enum SQLDialect: String, Sendable {
         }
     }
 
+    /// The `YYYY-MM-DD` day of `timestamp` (UTC ISO 8601 text such as `2026-11-01T08:30:00.000Z`) on a clock
+    /// `seconds` ahead of UTC.
+    func day(of timestamp: String, shiftedBy seconds: Int) -> String {
+        guard seconds != 0 else { return "substr(\(timestamp), 1, 10)" }
+        return switch self {
+        case .sqlite: "substr(datetime(\(timestamp), '\(seconds > 0 ? "+" : "")\(seconds) seconds'), 1, 10)"
+        // A timestamp without time zone ignores the text's `Z`, which is what UTC text needs.
+        case .postgres: "to_char(CAST(\(timestamp) AS timestamp) + interval '\(seconds) seconds', 'YYYY-MM-DD')"
+        }
+    }
+
     /// Member `key` of element `index` of a JSON array held as text, as text.
     func jsonArrayElementMember(_ json: String, index: Int, key: String) -> String {
         switch self {
