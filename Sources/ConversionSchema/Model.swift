@@ -30,6 +30,14 @@ public struct SourceLevel: Sendable, Equatable {
     public var lastDigit: Int
     /// Names of known values, keyed by the digits.
     public var names: [String: String]
+    /// Names of known values for one ad network (keyed by its id, then the digits), which win over `names`: each
+    /// network chooses its own digits.
+    public var networkNames: [String: [String: String]] = [:]
+
+    /// The name of `digits` on `adNetwork`'s ads: the network's own, else the app's.
+    public func name(of digits: String, adNetwork: String?) -> String? {
+        adNetwork.flatMap { networkNames[$0]?[digits] } ?? names[digits]
+    }
 }
 
 /// One version of a schema.

@@ -43,7 +43,7 @@ public enum SchemaDecoder {
     /// Decodes a value for `conversionClass` and `window` with the version in force at `time`.
     public static func decode(
         _ schema: ConversionSchema, conversionClass: ConversionClass, window: Int, fine: Int?, coarse: CoarseValue.Level?,
-        sourceIdentifier: String?, at time: Date
+        sourceIdentifier: String?, adNetwork: String? = nil, at time: Date
     ) -> Result<DecodedConversion, DecodeFailure> {
         guard let version = schema.version(at: time) else { return .failure(.noVersionInForce) }
         guard let definition = version.classes[conversionClass] else { return .failure(.classNotDefined) }
@@ -69,24 +69,26 @@ public enum SchemaDecoder {
         }
         return .success(DecodedConversion(
             schemaVersion: version.version, conversionClass: conversionClass, window: window, valueKind: kind,
-            events: events, properties: properties, revenue: revenue, source: source(schema, sourceIdentifier)))
+            events: events, properties: properties, revenue: revenue, source: source(schema, sourceIdentifier, adNetwork: adNetwork)))
     }
 
     /// Decodes a postback with the version in force when it was received.
     public static func decode(_ schema: ConversionSchema, postback: Postback, receivedAt: Date) -> Result<DecodedConversion, DecodeFailure> {
         guard let conversionClass = postback.conversionType.conversionClass else { return .failure(.unknownConversionType) }
         return decode(schema, conversionClass: conversionClass, window: postback.postbackSequenceIndex, fine: postback.conversionValue,
-                      coarse: postback.coarseConversionValue?.level, sourceIdentifier: postback.sourceIdentifier, at: receivedAt)
+                      coarse: postback.coarseConversionValue?.level, sourceIdentifier: postback.sourceIdentifier,
+                      adNetwork: postback.adNetworkID, at: receivedAt)
     }
 
-    /// Splits a source identifier into the schema's levels; levels beyond the digits present are left out.
-    public static func source(_ schema: ConversionSchema, _ sourceIdentifier: String?) -> [DecodedSourceLevel] {
+    /// Splits a source identifier into the schema's levels, named for `adNetwork` where the schema names its values;
+    /// levels beyond the digits present are left out.
+    public static func source(_ schema: ConversionSchema, _ sourceIdentifier: String?, adNetwork: String?) -> [DecodedSourceLevel] {
         guard let sourceIdentifier else { return [] }
         let digits = Array(sourceIdentifier)
         return schema.sourceHierarchy.compactMap { level in
             guard level.lastDigit <= digits.count else { return nil }
             let part = String(digits[(level.firstDigit - 1)...(level.lastDigit - 1)])
-            return DecodedSourceLevel(level: level.level, digits: part, name: level.names[part])
+            return DecodedSourceLevel(level: level.level, digits: part, name: level.name(of: part, adNetwork: adNetwork))
         }
     }
 }

@@ -120,13 +120,27 @@ private struct Reader {
         }
     }
 
+    /// Names keyed by `digits` digits, such as `{"12": "Spring sale"}`.
+    mutating func valueNames(_ value: JSONValue?, _ path: String, digits: Int) -> [String: String] {
+        var names: [String: String] = [:]
+        guard let namesObject = self.object(value, path, allowed: Set(value?.object?.members.map(\.key) ?? [])) else { return names }
+        for member in namesObject.members {
+            let digitsText = member.key
+            if digitsText.utf8.count != digits || !digitsText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                error("\(path).\(digitsText)", "must be \(digits) digit(s)")
+            }
+            names[digitsText] = string(member.value, "\(path).\(digitsText)")
+        }
+        return names
+    }
+
     mutating func sourceHierarchy(_ value: JSONValue?, _ path: String) -> [SourceLevel] {
         guard let items = array(value, path) else { return [] }
         var levels: [SourceLevel] = []
         var used = Set<Int>()
         for (index, item) in items.enumerated() {
             let itemPath = "\(path)[\(index)]"
-            guard let object = object(item, itemPath, allowed: ["level", "digits", "names"], required: ["level", "digits"]) else { continue }
+            guard let object = object(item, itemPath, allowed: ["level", "digits", "names", "network-names"], required: ["level", "digits"]) else { continue }
             let name = string(object["level"], itemPath + ".level") ?? ""
             guard let digits = array(object["digits"], itemPath + ".digits") else { continue }
             let positions = digits.enumerated().compactMap { integer($0.element, "\(itemPath).digits[\($0.offset)]") }
@@ -146,17 +160,17 @@ private struct Reader {
             let range = Set(first...last)
             if !used.isDisjoint(with: range) { error(itemPath + ".digits", "overlaps another level's digits") }
             used.formUnion(range)
-            var names: [String: String] = [:]
-            if let namesObject = self.object(object["names"], itemPath + ".names", allowed: Set(object["names"]?.object?.members.map(\.key) ?? [])) {
-                for member in namesObject.members {
-                    let digitsText = member.key
-                    if digitsText.utf8.count != last - first + 1 || !digitsText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-                        error("\(itemPath).names.\(digitsText)", "must be \(last - first + 1) digit(s)")
-                    }
-                    names[digitsText] = string(member.value, "\(itemPath).names.\(digitsText)")
+            let names = valueNames(object["names"], itemPath + ".names", digits: last - first + 1)
+            var networkNames: [String: [String: String]] = [:]
+            let networks = object["network-names"]
+            if let networksObject = self.object(networks, itemPath + ".network-names", allowed: Set(networks?.object?.members.map(\.key) ?? [])) {
+                for member in networksObject.members {
+                    let networkPath = "\(itemPath).network-names.\(member.key)"
+                    if !isAdNetworkID(member.key) { error(networkPath, "must be a lowercase ad network id such as example123.skadnetwork") }
+                    networkNames[member.key] = valueNames(member.value, networkPath, digits: last - first + 1)
                 }
             }
-            levels.append(SourceLevel(level: name, firstDigit: first, lastDigit: last, names: names))
+            levels.append(SourceLevel(level: name, firstDigit: first, lastDigit: last, names: names, networkNames: networkNames))
         }
         return levels
     }

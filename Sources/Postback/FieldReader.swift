@@ -52,6 +52,14 @@ struct FieldReader {
 
 /// Range and shape checks shared by both families.
 ///
+/// Whether `value` has the shape of an ad network id (see ``FieldRules``), for names people give to ad networks.
+public func isAdNetworkID(_ value: String) -> Bool {
+    let bytes = value.utf8
+    return (1...FieldRules.maximumTextBytes).contains(bytes.count)
+        && bytes.allSatisfy { FieldRules.isLowercaseLetter($0) || FieldRules.isDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+        && bytes.contains(where: FieldRules.isLowercaseLetter)
+}
+
 /// Every signed field must have the shape Apple documents before it is trusted: otherwise one signature could be read
 /// as another postback (a SKAN 2.0 signature re-encoded as 1.0 with the separator moved into a neighbouring field,
 /// or a 4.0 `source-app-id` moved to `source-domain`), and a control character could make two ids collide in storage.
@@ -71,11 +79,7 @@ enum FieldRules {
     /// An ad network id: lowercase letters, digits, `.`, `-` and `_`, with at least one letter (`example123.skadnetwork`,
     /// `com.apple.ads`). Apple requires the lowercase form; anything else is not a network it delivers for.
     static func adNetworkID(_ value: String, field: String) throws(FieldProblem) {
-        let bytes = value.utf8
-        let valid = (1...maximumTextBytes).contains(bytes.count)
-            && bytes.allSatisfy { isLowercaseLetter($0) || isDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
-            && bytes.contains(where: isLowercaseLetter)
-        guard valid else {
+        guard isAdNetworkID(value) else {
             throw FieldProblem(.fieldOutOfRange, field: field, "\(field) must be a lowercase ad network id such as example123.skadnetwork, got \(quoted(value))")
         }
     }
@@ -113,8 +117,8 @@ enum FieldRules {
         return shown.count < value.unicodeScalars.count ? text + "..." : text
     }
 
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-    private static func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    static func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
     private static func isHexDigit(_ byte: UInt8) -> Bool { isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f")) }
 
     static func sourceIdentifier(_ value: String, field: String) throws(FieldProblem) {

@@ -50,7 +50,8 @@ enum QueryParameter {
 public struct ReportQuery: Sendable, Equatable {
     /// A grouping dimension and the SQL expression it reads.
     public enum Dimension: String, Sendable, CaseIterable {
-        case day, week, app, adNetwork = "ad_network", `protocol`, environment, campaign, adGroup = "ad_group", creative
+        case day, week, app, adNetwork = "ad_network", adNetworkName = "ad_network_name", `protocol`, environment, campaign
+        case adGroup = "ad_group", creative
         case sourceIdentifier = "source_identifier", conversionType = "conversion_type", conversionClass = "conversion_class"
         case window, didWin = "did_win", interaction, country, tier, event, publisher
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
@@ -71,6 +72,8 @@ public struct ReportQuery: Sendable, Equatable {
             case .week: dialect.isoWeek(columns.day)
             case .app: columns.app
             case .adNetwork: columns.adNetwork
+            // The registry's name, Apple Ads' own, else the id.
+            case .adNetworkName: "coalesce(an.name, \(Self.builtIn(NameRegistry.builtInAdNetworks, of: columns.adNetwork)), \(columns.adNetwork))"
             case .protocol: columns.family
             case .environment: columns.environment
             case .campaign: "substr(\(columns.source), 1, 2)"
@@ -88,10 +91,36 @@ public struct ReportQuery: Sendable, Equatable {
             case .event: "e.name"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
             case .publisher: "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
-            case .campaignName: dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")
-            case .adGroupName: dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")
-            case .creativeName: dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")
+            // A name given for the app and ad network, else the schema's (its network's, else the app's), else Apple
+            // Ads' placement, else the digits themselves: never a blank row.
+            case .campaignName:
+                "coalesce(sn_campaign.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")), "
+                    + "CASE WHEN c.ad_network_id = 'com.apple.ads' AND c.protocol = 'skan' THEN \(Self.builtIn(NameRegistry.appleAdsPlacements, of: "c.campaign")) END, c.campaign)"
+            case .adGroupName: "coalesce(sn_ad_group.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")), c.ad_group)"
+            case .creativeName: "coalesce(sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)"
             }
+        }
+
+        /// `CASE value WHEN key THEN name ... END` over names this code holds (never caller text).
+        static func builtIn(_ names: [String: String], of value: String) -> String {
+            "CASE \(value)" + names.sorted { $0.key < $1.key }.map { " WHEN '\($0.key)' THEN '\($0.value)'" }.joined() + " END"
+        }
+
+        /// The joins this dimension's expression reads.
+        func joins(_ columns: ReportColumns) -> String {
+            switch self {
+            case .adNetworkName: " LEFT JOIN ad_networks an ON an.ad_network_id = \(columns.adNetwork)"
+            case .campaignName: Self.nameJoin(.campaign, digits: "c.campaign")
+            case .adGroupName: Self.nameJoin(.adGroup, digits: "c.ad_group")
+            case .creativeName: Self.nameJoin(.creative, digits: "c.creative")
+            default: ""
+            }
+        }
+
+        private static func nameJoin(_ level: NameRegistry.Level, digits: String) -> String {
+            let alias = "sn_\(level.rawValue)"
+            return " LEFT JOIN source_names \(alias) ON \(alias).app = c.app AND \(alias).ad_network_id = c.ad_network_id"
+                + " AND \(alias).level = '\(level.rawValue)' AND \(alias).digits = \(digits)"
         }
 
     }
@@ -289,7 +318,8 @@ public struct ReportQuery: Sendable, Equatable {
             shareWithoutValue: dialect.round("sum(r.without_value) * 1.0 / sum(r.postbacks)", 4),
             shareWithValue: dialect.round("sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks)", 4),
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
-        let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r " + whereSQL + tail
+        let joins = self.grouping.map { $0.joins(columns) }.joined()
+        let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r" + joins + " " + whereSQL + tail
         return (sql, arguments)
     }
 
@@ -315,7 +345,7 @@ public struct ReportQuery: Sendable, Equatable {
             shareWithValue: dialect.round("avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END)", 4),
             duplicates: "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates"))",
             replays: "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays"))")
-        var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c"
+        var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c" + self.grouping.map { $0.joins(columns) }.joined()
         if byEvent { sql += " LEFT JOIN postback_events e ON e.postback_id = c.id" }
         return (sql + " " + whereSQL + tail, arguments)
     }

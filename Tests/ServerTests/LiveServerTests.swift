@@ -284,6 +284,8 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
             for operation in operations {
                 // Path parameters get a sample value; a documented route must not answer 404 or 405.
                 let uri = operation.path.replacingOccurrences(of: "{app}", with: "1108187390")
+                    .replacingOccurrences(of: "{ad_network}", with: "example.adattributionkit")
+                    .replacingOccurrences(of: "{level}", with: "campaign").replacingOccurrences(of: "{digits}", with: "12")
                 let response = try await client.execute(uri: uri, method: HTTPRequest.Method(operation.method)!,
                                                         body: operation.method == "POST" ? ByteBuffer(string: "{}") : nil)
                 #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(operation.method) \(operation.path)")

@@ -107,3 +107,67 @@ import TestSupport
         }
     }
 }
+
+/// Names given over HTTP and with the CLI show in JSON, CSV and table reports (issue 13, item 6).
+@Suite struct NameServerTests {
+    @Test func namesGivenOverHTTPAndTheCLIShowInJSONCSVAndTables() async throws {
+        let server = LiveServer()
+        let key = try await server.store().apiKeys.create(name: "analyst").key
+        let auth: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await server.run { client in
+            for (index, network) in ["alpha.adattributionkit", "beta.adattributionkit"].enumerated() {
+                let response = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("names-\(index)") {
+                    $0.adNetworkID = network
+                    $0.sourceIdentifier = "1231"
+                })
+                #expect(response.status == .ok)
+            }
+            let network = try await client.execute(uri: "/v1/ad-networks/alpha.adattributionkit", method: .put, headers: auth,
+                                                   body: ByteBuffer(string: #"{"name": "Alpha Media"}"#))
+            #expect(network.status == .ok)
+            // A name that looks like a formula is data; CSV neutralises it.
+            let campaign = try await client.execute(uri: "/v1/names/10738027756/beta.adattributionkit/campaign/12", method: .put, headers: auth,
+                                                    body: ByteBuffer(string: #"{"name": "=Beta spring"}"#))
+            #expect(campaign.status == .ok)
+            let tooMany = try await client.execute(uri: "/v1/names/10738027756/beta.adattributionkit/campaign/123", method: .put, headers: auth,
+                                                   body: ByteBuffer(string: #"{"name": "x"}"#))
+            #expect(tooMany.status == .badRequest)
+            #expect(tooMany.json?["message"] == .string("digits: a campaign is named by 2 digits, such as 12"))
+            let noBody = try await client.execute(uri: "/v1/ad-networks/alpha.adattributionkit", method: .put, headers: auth, body: ByteBuffer(string: "Alpha"))
+            #expect(noBody.json?["error"] == .string("bad_parameter"))
+            let badLevel = try await client.execute(uri: "/v1/names/10738027756/beta.adattributionkit/adgroup/1", method: .put, headers: auth,
+                                                    body: ByteBuffer(string: #"{"name": "x"}"#))
+            #expect(badLevel.json?["message"] == .string("level: must be campaign, ad_group, creative"))
+
+            let networks = try await client.execute(uri: "/v1/ad-networks", method: .get, headers: auth)
+            let listed = String(buffer: networks.body)
+            #expect(listed.contains(#""name":"Alpha Media""#) && listed.contains(#""name":"Apple Ads","built_in":true"#), "\(listed)")
+            let names = try await client.execute(uri: "/v1/names/10738027756", method: .get, headers: auth)
+            #expect(String(buffer: names.body).contains(#""digits":"12","name":"=Beta spring""#))
+
+            let json = try await client.execute(uri: "/v1/reports?by=ad_network_name,campaign_name", method: .get, headers: auth)
+            guard case .array(let rows) = json.json?["rows"] else { Issue.record("no rows"); return }
+            let pairs = Set(rows.compactMap { row in row.object.map { "\($0["ad_network_name"]?.string ?? "-")/\($0["campaign_name"]?.string ?? "-")" } })
+            #expect(pairs == ["Alpha Media/12", "beta.adattributionkit/=Beta spring"], "\(pairs)")
+            let csv = try await client.execute(uri: "/v1/reports?by=ad_network_name,campaign_name&format=csv", method: .get, headers: auth)
+            let text = String(buffer: csv.body)
+            #expect(text.contains("Alpha Media,12,") && text.contains("beta.adattributionkit,\"'=Beta spring\","), "\(text)")
+
+            #expect(try await client.execute(uri: "/v1/ad-networks/alpha.adattributionkit", method: .delete, headers: auth).status == .noContent)
+            let again = try await client.execute(uri: "/v1/ad-networks/alpha.adattributionkit", method: .delete, headers: auth)
+            #expect(again.status == .notFound)
+            #expect(again.json?["error"] == .string("name_not_found"))
+        }
+        let database = server.settings.database
+        #expect(try countersign(["names", "set-network", "beta.adattributionkit", "Beta Ads", "--database", database]).status == 0)
+        let table = try countersign(["report", "--database", database, "--by", "ad_network_name,campaign_name"])
+        #expect(table.stdout.contains("Beta Ads") && table.stdout.contains("=Beta spring"), "\(table.stdout)")
+        let listed = try countersign(["names", "networks", "--database", database, "--format", "csv"])
+        #expect(listed.stdout.contains("beta.adattributionkit,Beta Ads,given") && listed.stdout.contains("com.apple.ads,Apple Ads,built in"))
+        let wrong = try countersign(["names", "set", "--app", "10738027756", "--ad-network", "beta.adattributionkit", "--level", "campaign", "--digits", "1", "x", "--database", database])
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("--digits: a campaign is named by 2 digits, such as 12"), "\(wrong.stderr)")
+        let badLevel = try countersign(["names", "set", "--app", "1", "--ad-network", "beta.adattributionkit", "--level", "group", "--digits", "1", "x", "--database", database])
+        #expect(badLevel.stderr.contains("--level must be campaign, ad_group, creative"))
+    }
+}

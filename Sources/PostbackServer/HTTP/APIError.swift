@@ -12,6 +12,7 @@ enum APIErrorCode: String, CaseIterable {
     case invalidIAdDictionary = "invalid_iad_dictionary"
     case invalidToken = "invalid_token"
     case missingAPIKey = "missing_api_key"
+    case nameNotFound = "name_not_found"
     case payloadTooLarge = "payload_too_large"
     case queueFull = "queue_full"
     case rateLimited = "rate_limited"

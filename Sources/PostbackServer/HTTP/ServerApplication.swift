@@ -62,6 +62,7 @@ enum ServerApplication {
         let privateAPI = router.group("v1").add(middleware: APIKeyMiddleware(store: store))
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
+        NameRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         let tokenExchange = TokenExchangeRunner(
             store: store,

@@ -321,6 +321,24 @@ enum PostgresMigrations {
             FROM conversions
             GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
             """),
+        // Names people give (as SQLite's v12): the ad-network registry and campaign, ad-group and creative names per app
+        // and ad network.
+        ("v3-names", """
+            CREATE TABLE ad_networks (
+                ad_network_id text PRIMARY KEY,
+                name text NOT NULL,
+                updated_at text NOT NULL
+            );
+            CREATE TABLE source_names (
+                app bigint NOT NULL,
+                ad_network_id text NOT NULL,
+                level text NOT NULL,
+                digits text NOT NULL,
+                name text NOT NULL,
+                updated_at text NOT NULL,
+                PRIMARY KEY (app, ad_network_id, level, digits)
+            );
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -478,6 +478,26 @@ enum SQLiteMigrations {
                 GROUP BY day, app, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
                 """)
         }
+        migrator.registerMigration("v12-names") { db in
+            // Names people give: an ad network's (the registry), and campaign, ad-group and creative digits per app and
+            // ad network, since each network chooses its own digits. Reports join them at read time. Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE ad_networks (
+                    ad_network_id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE source_names (
+                    app INTEGER NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    level TEXT NOT NULL,
+                    digits TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    updated_at TEXT NOT NULL,
+                    PRIMARY KEY (app, ad_network_id, level, digits)
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,101 @@
+import Hummingbird
+import JWS
+import Store
+
+/// The ad-network registry (`/v1/ad-networks`) and campaign, ad-group and creative names per app and ad network
+/// (`/v1/names/{app}`).
+enum NameRoutes {
+    /// A name body is `{"name": "..."}`; nothing longer is read.
+    static let maximumBodySize = 4096
+
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
+        group.get("ad-networks") { _, _ in
+            let named = try await store.names.adNetworks()
+            var rows = named.map { entry in
+                JSONValue.object(JSONObject([
+                    JSONMember(key: "ad_network_id", value: .string(entry.adNetworkID)), JSONMember(key: "name", value: .string(entry.name)),
+                    JSONMember(key: "built_in", value: .bool(false)), JSONMember(key: "updated_at", value: .string(entry.updatedAt)),
+                ]))
+            }
+            for (id, name) in NameRegistry.builtInAdNetworks.sorted(by: { $0.key < $1.key }) where !named.contains(where: { $0.adNetworkID == id }) {
+                rows.append(.object(JSONObject([
+                    JSONMember(key: "ad_network_id", value: .string(id)), JSONMember(key: "name", value: .string(name)),
+                    JSONMember(key: "built_in", value: .bool(true)), JSONMember(key: "updated_at", value: .null),
+                ])))
+            }
+            return JSONResponse.make(JSONObject([JSONMember(key: "ad_networks", value: .array(rows))]))
+        }
+        group.put("ad-networks/:network") { request, context in
+            let network = context.parameters.get("network") ?? ""
+            let name = try await nameBody(request)
+            try await checked { try await store.names.setAdNetwork(network, name: name) }
+            return JSONResponse.make(JSONObject([JSONMember(key: "ad_network_id", value: .string(network)), JSONMember(key: "name", value: .string(name))]))
+        }
+        group.delete("ad-networks/:network") { _, context in
+            let network = context.parameters.get("network") ?? ""
+            guard try await store.names.removeAdNetwork(network) else {
+                throw APIError(.notFound, .nameNotFound, "ad network \(network) has no name in the registry")
+            }
+            return Response(status: .noContent)
+        }
+        group.get("names/:app") { _, context in
+            let app = try appParameter(context)
+            let names = try await store.names.sourceNames(app: app)
+            return JSONResponse.make(JSONObject([JSONMember(key: "names", value: .array(names.map { entry in
+                .object(JSONObject([
+                    JSONMember(key: "app", value: .number(String(entry.app))), JSONMember(key: "ad_network_id", value: .string(entry.adNetworkID)),
+                    JSONMember(key: "level", value: .string(entry.level.rawValue)), JSONMember(key: "digits", value: .string(entry.digits)),
+                    JSONMember(key: "name", value: .string(entry.name)), JSONMember(key: "updated_at", value: .string(entry.updatedAt)),
+                ]))
+            }))]))
+        }
+        group.put("names/:app/:network/:level/:digits") { request, context in
+            let (app, network, level, digits) = try sourceParameters(context)
+            let name = try await nameBody(request)
+            try await checked { try await store.names.setSourceName(app: app, adNetwork: network, level: level, digits: digits, name: name) }
+            return JSONResponse.make(JSONObject([
+                JSONMember(key: "app", value: .number(String(app))), JSONMember(key: "ad_network_id", value: .string(network)),
+                JSONMember(key: "level", value: .string(level.rawValue)), JSONMember(key: "digits", value: .string(digits)),
+                JSONMember(key: "name", value: .string(name)),
+            ]))
+        }
+        group.delete("names/:app/:network/:level/:digits") { _, context in
+            let (app, network, level, digits) = try sourceParameters(context)
+            guard try await store.names.removeSourceName(app: app, adNetwork: network, level: level, digits: digits) else {
+                throw APIError(.notFound, .nameNotFound, "app \(app) has no \(level.rawValue) name for \(digits) on \(network)")
+            }
+            return Response(status: .noContent)
+        }
+    }
+
+    /// The `name` of a `{"name": "..."}` body.
+    static func nameBody(_ request: Request) async throws -> String {
+        let body = try await RequestBody.collect(request, limit: maximumBodySize)
+        guard let name = (try? JSONParser.parse(Array(buffer: body)))?.object?["name"]?.string else {
+            throw APIError(.badRequest, .badParameter, #"the body must be a JSON object such as {"name": "Spring sale"}"#)
+        }
+        return name
+    }
+
+    /// Runs `body`, answering a refused name with 400 and what to send instead.
+    static func checked(_ body: () async throws -> Void) async throws {
+        do { try await body() } catch let problem as NameRegistry.Problem {
+            throw APIError(.badRequest, .badParameter, problem.description)
+        }
+    }
+
+    static func appParameter(_ context: AppRequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("app"), let app = Int64(text), app >= 0, text.allSatisfy(\.isNumber) else {
+            throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/names/1108187390")
+        }
+        return app
+    }
+
+    static func sourceParameters(_ context: AppRequestContext) throws -> (Int64, String, NameRegistry.Level, String) {
+        let app = try appParameter(context)
+        guard let level = NameRegistry.Level(rawValue: context.parameters.get("level") ?? "") else {
+            throw APIError(.badRequest, .badParameter, "level: must be \(NameRegistry.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return (app, context.parameters.get("network") ?? "", level, context.parameters.get("digits") ?? "")
+    }
+}
