@@ -94,7 +94,9 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Postback", "PostbackMint", "AdServices", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: [
+            "Store", "Postback", "PostbackMint", "AdServices", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import JWS
 import Postback
@@ -128,5 +129,39 @@ import TestSupport
             let currency = try row.get("currency", as: String.self)
             #expect(Decimal(try row.get("micros", as: Int64.self)) / 1_000_000 == byCurrency[currency]?.min, "conversion_rollup_live \(currency)")
         }
+    }
+
+    /// An installation from before exact revenue (migration v10) keeps its numbers: v11 rebuilds the rollup from the
+    /// rows already folded, keyed by currency, in whole millionths.
+    @Test func anOlderSQLiteDatabaseIsRebuiltByCurrencyWithExactSums() async throws {
+        let current = try TestEngine.sqlite.freshStore()
+        try await Self.fill(current)
+        try current.rollup.fold()
+        let currentPath = try #require(current.engine as? SQLiteEngine).pool.path
+        // The same rows in a database migrated only as far as v10, half of them folded into its old rollup.
+        let path = temporaryDirectory() + "/v10.sqlite"
+        let old = try DatabasePool(path: path)
+        try SQLiteMigrations.migrator.migrate(old, upTo: "v10-client-reported-iad")
+        try await old.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS current", arguments: [currentPath])
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('postbacks')").joined(separator: ", ")
+            try db.execute(sql: "INSERT INTO postbacks (\(columns)) SELECT \(columns) FROM current.postbacks")
+            try db.execute(sql: "DETACH DATABASE current")
+            try db.execute(sql: "UPDATE rollup_state SET folded_through = (SELECT max(id) / 2 FROM postbacks)")
+        }
+        try old.close()
+        let upgraded = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
+        let byCurrency = Self.expected { $0.currency }
+        for forceRows in [false, true] {
+            let table = try await upgraded.reports.report(try ReportQuery.parse([]), forceRows: forceRows)
+            let rows = table.rows.map { Dictionary(uniqueKeysWithValues: zip(table.columns, $0)) }
+            #expect(rows.count == byCurrency.count)
+            for row in rows {
+                let currency = try #require(row["currency"]?.string)
+                #expect(Self.decimal(row["revenue_min"]) == byCurrency[currency]?.min, "\(currency) rows=\(forceRows)")
+                #expect(Self.decimal(row["revenue_max"]) == byCurrency[currency]?.max, "\(currency) rows=\(forceRows)")
+            }
+        }
+        #expect(try await upgraded.scalar("SELECT count(*) FROM conversion_rollup", as: Int.self) ?? 0 > 0, "the folded half was rebuilt")
     }
 }
