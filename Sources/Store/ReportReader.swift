@@ -53,16 +53,16 @@ public struct ReportQuery: Sendable, Equatable {
         case day, week, app, adNetwork = "ad_network", adNetworkName = "ad_network_name", `protocol`, environment, campaign
         case adGroup = "ad_group", creative
         case sourceIdentifier = "source_identifier", conversionType = "conversion_type", conversionClass = "conversion_class"
-        case window, didWin = "did_win", interaction, country, tier, event, publisher
+        case window, didWin = "did_win", interaction, fidelity, country, tier, event, publisher
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
         /// The revenue's currency (ISO 4217, from the app's schema); every report is grouped by it.
         case currency
 
         /// Whether the dimension's values are text (the others are integers).
-        var isText: Bool { ![.app, .window, .didWin, .tier].contains(self) }
+        var isText: Bool { ![.app, .window, .didWin, .tier, .fidelity].contains(self) }
 
         /// Whether `conversion_rollup` holds this dimension; the others are read from the rows.
-        var inRollup: Bool { ![.event, .publisher, .campaignName, .adGroupName, .creativeName].contains(self) }
+        var inRollup: Bool { ![.event, .publisher, .fidelity, .campaignName, .adGroupName, .creativeName].contains(self) }
 
         /// The SQL for this dimension over `columns` in `dialect`; nil when `columns` (the rollup) does not hold it.
         func expression(_ columns: ReportColumns, _ dialect: SQLDialect) -> String? {
@@ -85,6 +85,8 @@ public struct ReportQuery: Sendable, Equatable {
             case .window: columns.window
             case .didWin: columns.didWin
             case .interaction: columns.interaction
+            // SKAdNetwork's signed fidelity-type (1 StoreKit-rendered ad or click, 0 view-through); null for AAK.
+            case .fidelity: "c.fidelity_type"
             case .country: columns.country
             case .currency: columns.currency
             case .tier: columns.tier

@@ -132,10 +132,21 @@ struct ReportFixture {
 
     @Test(arguments: TestEngine.allCases) func groupingByDayWeekAndTierAddsUp(engine: TestEngine) async throws {
         let fixture = try await ReportFixture.make(count: 200, engine: engine)
-        for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "did_win", "creative", "publisher"] {
+        for dimension in ["day", "week", "tier", "protocol", "conversion_type", "interaction", "fidelity", "did_win", "creative", "publisher"] {
             let rows = try await fixture.report([("by", dimension)])
             let sum = rows.compactMap { $0["postbacks"]?.int64 }.reduce(0, +)
             #expect(Int(sum) == fixture.counted.count, "\(dimension)")
+        }
+    }
+
+    /// `fidelity` is SKAdNetwork's signed fidelity-type, as sent (issue 13): 1 for clicks, 0 for views.
+    @Test(arguments: TestEngine.allCases) func fidelityIsTheSignedSKANField(engine: TestEngine) async throws {
+        let fixture = try await ReportFixture.make(count: 200, engine: engine)
+        let rows = try await fixture.report([("by", "fidelity"), ("protocol", "skan")])
+        let skan = fixture.counted.filter { $0.family == "skan" }
+        for (fidelity, interaction) in [(1, "click"), (0, "view")] {
+            let row = rows.first { $0["fidelity"] == .number(String(fidelity)) }
+            #expect(Int(row?["postbacks"]?.int64 ?? 0) == skan.filter { $0.interaction == interaction }.count, "fidelity \(fidelity)")
         }
     }
 
