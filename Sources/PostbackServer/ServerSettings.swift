@@ -37,6 +37,15 @@ struct ServerSettings: Sendable {
     /// Requests a second one address may make to the public Apple Ads routes, and at once.
     var publicRate = 5.0
     var publicBurst = 20.0
+    /// The Apple Ads API user that reads campaign, ad-group and keyword names (none: names are not read).
+    var appleAdsCredentials: AppleAdsAPI.Credentials?
+    /// Where Apple's OAuth tokens, Platform API and Campaign Management API v5 are (adjustable for stand-ins and tests).
+    var appleAdsTokenURL = "https://appleid.apple.com/auth/oauth2/token"
+    var appleAdsAPIURL = "https://api.ads.apple.com/v1/"
+    var appleAdsV5URL = "https://api.searchads.apple.com/api/v5/"
+    /// Seconds between rounds that read missing names, and the age after which a name is read again.
+    var appleAdsNamesInterval = 3600.0
+    var appleAdsNamesMaxAge = 7 * 86_400.0
 
     /// Log line format.
     enum LogFormat: String, Sendable, CaseIterable {
@@ -76,7 +85,37 @@ struct ServerSettings: Sendable {
         for (name, path) in Self.adServicesDurations {
             if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
         }
+        try readAppleAds(from: &source)
         try source.refuseUnknownFileKeys()
+    }
+
+    /// The Apple Ads API user (all four settings or none) and where Apple's APIs are.
+    private mutating func readAppleAds(from source: inout SettingsReader) throws(CLIFailure) {
+        let url = "an http:// or https:// URL"
+        func isURL(_ text: String) -> Bool { text.hasPrefix("https://") || text.hasPrefix("http://") }
+        appleAdsTokenURL = try source.string("apple-ads-token-url", expected: url, where: isURL) ?? appleAdsTokenURL
+        appleAdsAPIURL = try source.string("apple-ads-api-url", expected: url, where: isURL) ?? appleAdsAPIURL
+        appleAdsV5URL = try source.string("apple-ads-v5-url", expected: url, where: isURL) ?? appleAdsV5URL
+        appleAdsNamesInterval = try source.double("apple-ads-names-interval", expected: "seconds, more than 0", where: { $0 > 0 }) ?? appleAdsNamesInterval
+        appleAdsNamesMaxAge = try source.double("apple-ads-names-max-age", expected: "seconds, more than 0", where: { $0 > 0 }) ?? appleAdsNamesMaxAge
+        let clientID = try source.string("apple-ads-client-id")
+        let teamID = try source.string("apple-ads-team-id")
+        let keyID = try source.string("apple-ads-key-id")
+        var privateKey: ECPrivateKey?
+        // The key file's path is read as a secret, so it stays out of logs; the key itself never leaves memory.
+        _ = try source.secret("apple-ads-private-key", expected: "the path of the API user's PEM private key (P-256)") { path in
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(cannot read \(path))" }
+            guard let key = try? ECPrivateKey(pem: text), key.curve == .p256 else { return "(\(path) holds no P-256 PEM private key)" }
+            privateKey = key
+            return nil
+        }
+        switch (clientID, teamID, keyID, privateKey) {
+        case (nil, nil, nil, nil): appleAdsCredentials = nil
+        case (let clientID?, let teamID?, let keyID?, let privateKey?):
+            appleAdsCredentials = AppleAdsAPI.Credentials(clientID: clientID, teamID: teamID, keyID: keyID, privateKey: privateKey)
+        default:
+            throw CLIFailure.usage("apple-ads-client-id, apple-ads-team-id, apple-ads-key-id and apple-ads-private-key go together; set all four to read Apple Ads names, or none")
+        }
     }
 
     /// The `database` setting alone (for commands that take only `--database`), checked as a location.

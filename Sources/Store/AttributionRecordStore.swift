@@ -151,6 +151,15 @@ public struct AttributionReportQuery: Sendable, Equatable {
         return query
     }
 
+    /// The `apple_ads_attributions` view with the names read from Apple's API beside each record's ids.
+    static let recordsWithNames = """
+        (SELECT a.*, nc.name AS campaign_api_name, ng.name AS ad_group_api_name, nk.name AS keyword_api_name
+         FROM apple_ads_attributions a
+         LEFT JOIN apple_ads_names nc ON nc.org_id = a.org_id AND nc.kind = 'campaign' AND nc.id = a.campaign_id
+         LEFT JOIN apple_ads_names ng ON ng.org_id = a.org_id AND ng.kind = 'ad_group' AND ng.id = a.ad_group_id
+         LEFT JOIN apple_ads_names nk ON nk.org_id = a.org_id AND nk.kind = 'keyword' AND nk.id = a.keyword_id)
+        """
+
     private static func countWhere(_ condition: String) -> String { "coalesce(sum(CASE WHEN \(condition) THEN 1 ELSE 0 END), 0)" }
 
     /// The report's column names: each dimension's columns, then the metrics.
@@ -175,8 +184,18 @@ public struct AttributionReportQuery: Sendable, Equatable {
         func group(_ dimension: Dimension) -> String {
             dimension == .day && !timeZone.isUTC ? timeZone.day(of: "received_at", from: from, to: to, dialect: dialect) : dimension.columns.group
         }
+        // A name in the records (iAd dictionaries carry them), else the one read from Apple's API for the id.
+        func name(_ dimension: Dimension, _ column: String) -> String {
+            let fetched: String? = switch dimension {
+            case .campaign: "campaign_api_name"
+            case .adGroup: "ad_group_api_name"
+            case .keyword: "keyword_api_name"
+            default: nil
+            }
+            return fetched.map { "coalesce(max(\(column)), max(\($0)))" } ?? "max(\(column))"
+        }
         let selected = groupBy.flatMap { dimension in
-            ["\(group(dimension)) AS \(dimension.columns.group)"] + (dimension.columns.name.map { ["max(\($0))"] } ?? [])
+            ["\(group(dimension)) AS \(dimension.columns.group)"] + (dimension.columns.name.map { [name(dimension, $0)] } ?? [])
         } + [
             // Counts are numbers: a group whose records have no conversion type or claim type counts 0, never null.
             "count(*)", "coalesce(sum(attribution), 0)", "coalesce(sum(1 - attribution), 0)",
@@ -185,7 +204,7 @@ public struct AttributionReportQuery: Sendable, Equatable {
             Self.countWhere("lower(claim_type) = 'click'"), Self.countWhere("lower(claim_type) = 'impression'"),
         ]
         let grouping = groupBy.map(group)
-        var sql = "SELECT \(selected.joined(separator: ", ")) FROM apple_ads_attributions"
+        var sql = "SELECT \(selected.joined(separator: ", ")) FROM \(Self.recordsWithNames) records"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !grouping.isEmpty {
             let order = groupBy.map { dimension in

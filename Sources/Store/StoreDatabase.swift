@@ -42,7 +42,7 @@ public struct StoreSettings: Sendable {
 /// The opened and migrated database, and the one place that hands out each concern's store over it.
 ///
 /// Each concern has a type of its own (``PostbackLedger``, ``ReportReader``, ``ReportRollup``, ``SchemaRegistry``,
-/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``, ``NameRegistry``), written once over ``DatabaseEngine``; this type only
+/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``, ``NameRegistry``, ``AppleAdsNameStore``), written once over ``DatabaseEngine``; this type only
 /// opens the engine (SQLite or PostgreSQL) and runs its migrations.
 public final class StoreDatabase: Sendable {
     /// The engine the store runs on.
@@ -84,6 +84,8 @@ public final class StoreDatabase: Sendable {
     public var apiKeys: APIKeyStore { APIKeyStore(engine: engine) }
     /// The ad-network registry and campaign, ad-group and creative names.
     public var names: NameRegistry { NameRegistry(engine: engine) }
+    /// Apple Ads campaign, ad-group and keyword names read from Apple's API.
+    public var appleAdsNames: AppleAdsNameStore { AppleAdsNameStore(engine: engine) }
     /// Apple Ads attribution records.
     public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
 }

@@ -55,6 +55,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("adservices-backoff"), help: "First delay after a 5xx or network error, doubling (default \(ServeCommand.seconds(defaults.adServicesPolicy.initialBackoff))).") var adServicesBackoff: Double?
     @Option(name: .customLong("adservices-max-backoff"), help: "Longest delay between tries (default \(ServeCommand.seconds(defaults.adServicesPolicy.maximumBackoff))).") var adServicesMaxBackoff: Double?
     @Option(name: .customLong("adservices-token-lifetime"), help: "Seconds a token lives (default \(ServeCommand.seconds(defaults.adServicesPolicy.tokenLifetime)), Apple's 24 h).") var adServicesTokenLifetime: Double?
+    @Option(name: .customLong("apple-ads-client-id"), help: "Apple Ads API user's client id, to read campaign, ad-group and keyword names.") var appleAdsClientID: String?
+    @Option(name: .customLong("apple-ads-team-id"), help: "Apple Ads API user's team id.") var appleAdsTeamID: String?
+    @Option(name: .customLong("apple-ads-key-id"), help: "Apple Ads API user's key id.") var appleAdsKeyID: String?
+    @Option(name: .customLong("apple-ads-private-key"), help: "Path of the Apple Ads API user's PEM private key.") var appleAdsPrivateKey: String?
+    @Option(name: .customLong("apple-ads-token-url"), help: "Apple's OAuth token endpoint (default \(ServeCommand.defaults.appleAdsTokenURL)).") var appleAdsTokenURL: String?
+    @Option(name: .customLong("apple-ads-api-url"), help: "The Apple Ads Platform API (default \(ServeCommand.defaults.appleAdsAPIURL)).") var appleAdsAPIURL: String?
+    @Option(name: .customLong("apple-ads-v5-url"), help: "The Campaign Management API v5 (default \(ServeCommand.defaults.appleAdsV5URL)).") var appleAdsV5URL: String?
+    @Option(name: .customLong("apple-ads-names-interval"), help: "Seconds between rounds reading missing names (default \(ServeCommand.seconds(defaults.appleAdsNamesInterval))).") var appleAdsNamesInterval: Double?
+    @Option(name: .customLong("apple-ads-names-max-age"), help: "Seconds after which a name is read again (default \(ServeCommand.seconds(defaults.appleAdsNamesMaxAge))).") var appleAdsNamesMaxAge: Double?
 
     /// The settings after flags, environment and config file.
     func resolveSettings(environment: [String: String] = ProcessInfo.processInfo.environment) async throws(CLIFailure) -> ServerSettings {
@@ -86,6 +95,15 @@ struct ServeCommand: AsyncParsableCommand {
             "adservices-backoff": adServicesBackoff.map { .double($0) },
             "adservices-max-backoff": adServicesMaxBackoff.map { .double($0) },
             "adservices-token-lifetime": adServicesTokenLifetime.map { .double($0) },
+            "apple-ads-client-id": appleAdsClientID.map { .string($0) },
+            "apple-ads-team-id": appleAdsTeamID.map { .string($0) },
+            "apple-ads-key-id": appleAdsKeyID.map { .string($0) },
+            "apple-ads-private-key": appleAdsPrivateKey.map { .string($0) },
+            "apple-ads-token-url": appleAdsTokenURL.map { .string($0) },
+            "apple-ads-api-url": appleAdsAPIURL.map { .string($0) },
+            "apple-ads-v5-url": appleAdsV5URL.map { .string($0) },
+            "apple-ads-names-interval": appleAdsNamesInterval.map { .double($0) },
+            "apple-ads-names-max-age": appleAdsNamesMaxAge.map { .double($0) },
         ]
         var file: SettingsReader.ConfigFile?
         if let path = config ?? environment["COUNTERSIGN_CONFIG"] { file = try await .read(path) }

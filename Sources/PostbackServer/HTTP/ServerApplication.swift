@@ -72,6 +72,16 @@ enum ServerApplication {
         AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
                                  limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst),
                                  maximumQueue: settings.adServicesMaximumQueue)
+        // Names of Apple Ads campaigns, ad groups and keywords, read only when an API user is configured.
+        let appleAdsNames: [any Service] = settings.appleAdsCredentials.map { credentials in
+            [AppleAdsNameRefresher(
+                store: store,
+                client: AppleAdsNameClient(configuration: .init(credentials: credentials, tokenURL: settings.appleAdsTokenURL,
+                                                                platformURL: settings.appleAdsAPIURL, v5URL: settings.appleAdsV5URL)),
+                configuration: .init(interval: settings.appleAdsNamesInterval, maximumAge: settings.appleAdsNamesMaxAge),
+                logger: logger
+            )]
+        } ?? []
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {
@@ -96,7 +106,7 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [writer, tokenExchange],
+            services: [writer, tokenExchange] + appleAdsNames,
             onServerRunning: onServerRunning,
             logger: logger
         )

@@ -338,6 +338,17 @@ enum PostgresMigrations {
                 updated_at text NOT NULL,
                 PRIMARY KEY (app, ad_network_id, level, digits)
             );
+            CREATE TABLE apple_ads_names (
+                org_id bigint NOT NULL,
+                kind text NOT NULL,
+                id bigint NOT NULL,
+                campaign_id bigint NOT NULL,
+                ad_group_id bigint,
+                name text,
+                source text NOT NULL,
+                fetched_at text NOT NULL,
+                PRIMARY KEY (org_id, kind, id)
+            );
             """),
     ]
 

@@ -480,7 +480,8 @@ enum SQLiteMigrations {
         }
         migrator.registerMigration("v12-names") { db in
             // Names people give: an ad network's (the registry), and campaign, ad-group and creative digits per app and
-            // ad network, since each network chooses its own digits. Reports join them at read time. Frozen text.
+            // ad network, since each network chooses its own digits; and the names of Apple Ads campaigns, ad groups and
+            // keywords read from Apple's API for AdServices records. Reports join them at read time. Frozen text.
             try db.execute(sql: """
                 CREATE TABLE ad_networks (
                     ad_network_id TEXT PRIMARY KEY,
@@ -495,6 +496,17 @@ enum SQLiteMigrations {
                     name TEXT NOT NULL,
                     updated_at TEXT NOT NULL,
                     PRIMARY KEY (app, ad_network_id, level, digits)
+                );
+                CREATE TABLE apple_ads_names (
+                    org_id INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    id INTEGER NOT NULL,
+                    campaign_id INTEGER NOT NULL,
+                    ad_group_id INTEGER,
+                    name TEXT,
+                    source TEXT NOT NULL,
+                    fetched_at TEXT NOT NULL,
+                    PRIMARY KEY (org_id, kind, id)
                 );
                 """)
         }
