@@ -171,3 +171,38 @@ import TestSupport
         #expect(badLevel.stderr.contains("--level must be campaign, ad_group, creative"))
     }
 }
+
+/// Money over HTTP and the CLI (issue 13, item 1): apps in USD and EUR stay apart in JSON and CSV, with exact sums.
+@Suite struct CurrencyServerTests {
+    @Test func csvAndJSONKeepCurrenciesApartWithExactSums() async throws {
+        let server = LiveServer()
+        let store = try server.store()
+        let key = try await store.apiKeys.create(name: "analyst").key
+        for (app, schema) in [("1108187390", "game"), ("525463029", "subscription")] {
+            guard case .stored = try await store.schemas.put(app: app, document: try ExampleSchema.document(schema)) else { Issue.record("\(schema)"); return }
+        }
+        try await server.run { client in
+            // Game value 2 is 0.99-1.99 USD; subscription value 10 is 4.99 EUR. Thirty of each: sums a double would blur.
+            for index in 0..<30 {
+                for (app, value) in [(Int64(1108187390), 2), (Int64(525463029), 10)] {
+                    let response = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("money-\(app)-\(index)") {
+                        $0.advertisedItemID = app
+                        $0.conversionValue = value
+                    })
+                    #expect(response.status == .ok)
+                }
+            }
+            let csv = try await client.execute(uri: "/v1/reports?format=csv", method: .get, headers: [.authorization: "Bearer \(key)"])
+            let lines = String(buffer: csv.body).split(separator: "\r\n")
+            #expect(lines.first?.hasPrefix("currency,postbacks,") == true)
+            #expect(lines.contains { $0.hasPrefix("EUR,30,") && $0.contains(",149.70,149.70,149.70,") }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("USD,30,") && $0.contains(",29.70,59.70,44.70,") }, "\(lines)")
+            #expect(lines.count == 3)
+            let json = try await client.execute(uri: "/v1/reports?by=app", method: .get, headers: [.authorization: "Bearer \(key)"])
+            let text = String(buffer: json.body)
+            #expect(text.contains(#""app":525463029,"currency":"EUR""#) && text.contains(#""revenue_min":149.70"#), "\(text)")
+        }
+        let cli = try countersign(["report", "--database", server.settings.database, "--currency", "USD", "--format", "csv"])
+        #expect(cli.stdout.split(separator: "\r\n").dropFirst().map { $0.prefix(4) } == ["USD,"], "\(cli.stdout)")
+    }
+}
