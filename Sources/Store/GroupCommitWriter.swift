@@ -10,11 +10,15 @@ import Synchronization
 /// Every caller is resumed only after the transaction holding its intake has committed, or with the
 /// error that made it fail, so nothing is acknowledged before it is durable.
 ///
-/// Every ``foldEvery`` stored postbacks, and when it starts and stops, the thread also folds new rows into the report
-/// rollup (``ReportRollup/fold(limit:)``).
+/// Every ``foldEvery`` stored postbacks, and when it starts and stops, new rows are folded into the report rollup
+/// (``ReportRollup/fold(limit:)``): on SQLite by the commit thread itself (SQLite has one writer, so a fold elsewhere
+/// would only wait for it), on PostgreSQL on a queue of its own, so commits go on while a fold runs.
 ///
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
-/// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle.
+/// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle. SQLite has one
+/// writer, so one thread commits; PostgreSQL commits several transactions at once, and there ``commitThreads`` threads
+/// take turns, so a batch gathers and commits while the previous one waits for the server (each commit there is a few
+/// round trips, and the machine's cores were idle while one thread waited for them).
 ///
 /// A swift-service-lifecycle `Service`: ``run()`` starts the commit thread and, on graceful shutdown (or cancellation),
 /// commits what is pending, folds the rollup and ends the thread before it returns. A service group shuts services
@@ -25,8 +29,8 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     private var pending: [(intake: Intake, continuation: CheckedContinuation<Disposition, any Error>)] = []
     private var stopping = false
     private let condition = NSCondition()
-    // Guarded by `finished`: set when the commit thread has ended.
-    private var isFinished = false
+    // Guarded by `finished`: commit threads still running.
+    private var running = 0
     private let finished = NSCondition()
     private let batchSize = Recorder(label: "countersign_commit_batch_size")
     private let commitTime = Metrics.Timer(label: "countersign_commit_seconds", preferredDisplayUnit: .seconds)
@@ -35,10 +39,15 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     private let foldFailures = Counter(label: "countersign_rollup_fold_failures_total")
     private let commitFailures = Counter(label: "countersign_commit_failures_total")
     private let lastCommitSucceeded = Atomic<Bool>(true)
+    /// PostgreSQL's folds, one at a time; a fold asked for while one waits is the same fold.
+    private let folds = DispatchQueue(label: "countersign-rollup-fold", qos: .utility)
+    private let foldQueued = Atomic<Bool>(false)
     /// Stored postbacks between two folds into the report rollup. A fold costs about 7 µs a row against about 40 µs
     /// for the per-row trigger it replaced, and holds the writer about 1 ms at this size. At 512 and 2,048 rows p99
     /// latency rose by 3 and 13 ms (docs/performance.md).
     static let foldEvery = 128
+    /// Commit threads on PostgreSQL.
+    static let commitThreads = 2
 
     /// Creates a writer over `database`; nothing runs until ``run()``.
     public init(database: StoreDatabase) {
@@ -48,10 +57,14 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// Runs the commit thread until graceful shutdown or cancellation, then commits what is pending and returns once
     /// the thread has ended. Submissions made before it starts wait for the first commit.
     public func run() async throws {
-        let thread = Thread { [self] in self.commitLoop() }
-        thread.name = "countersign-commit"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        let threads = database.engine.dialect == .postgres ? Self.commitThreads : 1
+        finished.withLock { running = threads }
+        for index in 0..<threads {
+            let thread = Thread { [self] in self.commitLoop(first: index == 0) }
+            thread.name = "countersign-commit-\(index)"
+            thread.qualityOfService = .userInteractive
+            thread.start()
+        }
         try? await gracefulShutdown()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread { [self] in
@@ -93,28 +106,40 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         }
     }
 
-    /// Commits what is pending, folds the rollup, ends the commit thread, and returns when it has ended.
+    /// Commits what is pending, ends the commit threads, folds the rollup, and returns when all that is done.
     private func stop() {
         condition.lock()
         stopping = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
         finished.lock()
-        while !isFinished { finished.wait() }
+        while running > 0 { finished.wait() }
         finished.unlock()
+        // The last fold runs after any queued one.
+        folds.sync { fold() }
     }
 
-    private func commitLoop() {
-        fold()
+    /// Folds now on SQLite; on PostgreSQL queues a fold unless one is queued already.
+    private func requestFold() {
+        guard database.engine.dialect == .postgres else { return fold() }
+        guard foldQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        folds.async { [self] in
+            foldQueued.store(false, ordering: .releasing)
+            fold()
+        }
+    }
+
+    /// Commits batches until stopped; the `first` thread folds the rollup before its first commit.
+    private func commitLoop(first: Bool) {
+        if first { fold() }
         var storedSinceFold = 0
         while true {
             condition.lock()
             while pending.isEmpty, !stopping { condition.wait() }
             if pending.isEmpty, stopping {
                 condition.unlock()
-                fold()
                 finished.lock()
-                isFinished = true
+                running -= 1
                 finished.broadcast()
                 finished.unlock()
                 return
@@ -132,7 +157,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
                 for (entry, disposition) in zip(batch, dispositions) { entry.continuation.resume(returning: disposition) }
                 storedSinceFold += dispositions.count { $0 == .stored }
                 if storedSinceFold >= Self.foldEvery {
-                    fold()
+                    requestFold()
                     storedSinceFold = 0
                 }
             case .failure(let error):

@@ -63,22 +63,24 @@ public enum Disposition: String, Sendable, Equatable {
 public struct PostbackLedger: Sendable {
     let engine: any DatabaseEngine
     let catalog: SchemaCatalog
+    /// Receipt ids reserved ahead on PostgreSQL (unused on SQLite).
+    let receiptIDs: ReceiptIDs
 
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
     /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
     public func persist(_ batch: [Intake]) throws -> [Disposition] {
-        let catalog = self.catalog
+        let (catalog, receiptIDs) = (self.catalog, self.receiptIDs)
         return try engine.transaction { db in
             try catalog.refresh(db)
-            return try Self.persist(batch, db, catalog: catalog)
+            return try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
         }
     }
 
     /// First every body's receipt and, for a postback, its row unless the dedup key is taken; then, in order, each new
     /// row is decoded and each copy of a stored postback is judged against it (``Disposition/forCopy``). A copy later in
     /// the batch meets the row an earlier one inserted, exactly as if they had come one per transaction.
-    static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog) throws -> [Disposition] {
-        let inserted = try insertReceiptsAndRows(batch, db)
+    static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog, receiptIDs: ReceiptIDs) throws -> [Disposition] {
+        let inserted = try insertReceiptsAndRows(batch, db, receiptIDs: receiptIDs)
         return try zip(batch, inserted).map { intake, ids in
             guard let row = intake.row, let postback = intake.result.postback else { return .rejected }
             if let rowID = ids.rowID {
@@ -90,10 +92,11 @@ public struct PostbackLedger: Sendable {
     }
 
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
-    /// runs two statements an intake (each costs microseconds there); PostgreSQL three statements a batch, since every
-    /// statement costs a round trip of about 120 µs: receipt ids taken from the sequence, the receipts, then the rows
-    /// with `ON CONFLICT DO NOTHING`, whose answer names the receipts whose rows went in.
-    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession) throws -> [(receiptID: Int64, rowID: Int64?)] {
+    /// runs two statements an intake (each costs microseconds there); PostgreSQL one statement a batch, since every
+    /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``) in a `WITH` part, then the rows
+    /// with `ON CONFLICT DO NOTHING`, each new one also listed for the rollup (see `Rollup.postgresFold`); the answer
+    /// names the receipts whose rows went in.
+    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession, receiptIDs: ReceiptIDs) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
             return try batch.map { intake in
@@ -102,28 +105,31 @@ public struct PostbackLedger: Sendable {
             }
         case .postgres:
             var inserted: [(receiptID: Int64, rowID: Int64?)] = []
-            // At most 65,535 arguments a statement: 38 a row.
+            // At most 65,535 arguments a statement: 8 a receipt and 38 a row.
             for start in stride(from: 0, to: batch.count, by: 1000) {
                 let chunk = batch[start..<min(start + 1000, batch.count)]
-                let receiptIDs = try db.rows("SELECT nextval(pg_get_serial_sequence('receipts', 'id')) FROM generate_series(1, ?)", [chunk.count])
-                    .map { try $0.get(at: 0, as: Int64.self) }
+                let ids = try receiptIDs.take(chunk.count, db)
                 let receiptRow = "(" + Array(repeating: "?", count: 8).joined(separator: ", ") + ")"
-                try db.execute(
-                    "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) VALUES "
-                        + Array(repeating: receiptRow, count: chunk.count).joined(separator: ", "),
-                    zip(receiptIDs, chunk).flatMap { id, intake in [id] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored) })
-                let rows = zip(receiptIDs, chunk).compactMap { id, intake in intake.row.map { (id, $0) } }
+                let receipts = "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) VALUES "
+                    + Array(repeating: receiptRow, count: chunk.count).joined(separator: ", ")
+                let receiptValues = zip(ids, chunk).flatMap { id, intake in
+                    [id] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored)
+                }
+                let rows = zip(ids, chunk).compactMap { id, intake in intake.row.map { (id, $0) } }
                 var rowIDs: [Int64: Int64] = [:]
-                if !rows.isEmpty {
+                if rows.isEmpty {
+                    try db.execute(receipts, receiptValues)
+                } else {
                     let placeholders = "(" + Array(repeating: "?", count: PostbackRow.columns.count).joined(separator: ", ") + ")"
                     let answer = try db.rows(
-                        "INSERT INTO postbacks (\(PostbackRow.columns.joined(separator: ", "))) VALUES "
+                        "WITH receipts_in AS (\(receipts)), inserted AS (INSERT INTO postbacks (\(PostbackRow.columns.joined(separator: ", "))) VALUES "
                             + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
-                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id",
-                        rows.flatMap { id, row in row.values + [SQLValue.integer(id)] })
+                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id), "
+                            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted) SELECT id, receipt_id FROM inserted",
+                        receiptValues + rows.flatMap { id, row in row.values + [SQLValue.integer(id)] })
                     for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
                 }
-                inserted += receiptIDs.map { ($0, rowIDs[$0]) }
+                inserted += ids.map { ($0, rowIDs[$0]) }
             }
             return inserted
         }

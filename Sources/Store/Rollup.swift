@@ -40,15 +40,16 @@ enum Rollup {
     /// mark (`rollup_state.folded_through`) says what is folded.
     static let sqliteFold = insert(from: "postbacks", where: "p.id > ? AND p.id <= ?")
 
-    /// PostgreSQL: marks up to ? rows not yet rolled up, oldest first, and folds them, in one statement; returns how many.
-    /// Receivers commit ids out of order, so each row carries its own `rolled_up` flag; rows another transaction holds are
-    /// skipped and folded next time.
+    /// PostgreSQL: folds up to ? rows listed in `rollup_pending`, oldest first, and deletes their pending ids, in one
+    /// statement; returns how many. Receivers commit ids out of order, so new rows are listed, not found by a high-water
+    /// mark; rows another transaction holds are skipped and folded next time. The pending ids are taken first, as an array, and
+    /// the rows looked up by id: as a join, the planner (misled by the churning table's statistics) merged the pending ids
+    /// with a scan of every postback, 30 ms a fold at 60,000 rows.
     static let postgresFold = """
         WITH batch AS (
-            UPDATE postbacks SET rolled_up = true
-            WHERE id IN (SELECT id FROM postbacks WHERE NOT rolled_up ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-            RETURNING *
-        ), folded AS (\(insert(from: "batch", where: "true")) RETURNING 1)
+            SELECT p.* FROM postbacks p WHERE p.id = ANY (ARRAY(SELECT id FROM rollup_pending ORDER BY id LIMIT ?)) FOR UPDATE SKIP LOCKED
+        ), gone AS (DELETE FROM rollup_pending WHERE id = ANY (ARRAY(SELECT id FROM batch))),
+        folded AS (\(insert(from: "batch", where: "true")) RETURNING 1)
         SELECT count(*) FROM batch
         """
 }

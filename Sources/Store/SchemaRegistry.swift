@@ -6,6 +6,8 @@ import Postback
 public struct SchemaRegistry: Sendable {
     let engine: any DatabaseEngine
     let catalog: SchemaCatalog
+    /// Decodes the app's waiting postbacks after an upload.
+    let ledger: PostbackLedger
 
     /// Whether `app` has a current schema that ingest and redecode decode with (another receiver may have uploaded it).
     public func hasCurrentSchema(app: String) async throws -> Bool {
@@ -33,7 +35,7 @@ public struct SchemaRegistry: Sendable {
             try catalog.refresh(session)
             return revision
         }
-        let decoded = try await PostbackLedger(engine: engine, catalog: catalog).redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
+        let decoded = try await ledger.redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
         return .stored(revision: revision, warnings: check.warnings, decoded: decoded)
     }
 

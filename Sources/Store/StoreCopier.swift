@@ -51,8 +51,12 @@ public struct StoreCopier: Sendable {
                 guard let last = rows.last else { break }
                 after = try last.get("id", as: Int64.self)
                 let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-                let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                var sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
                     + Array(repeating: placeholders, count: rows.count).joined(separator: ", ") + " ON CONFLICT (id) DO NOTHING"
+                // On PostgreSQL new postbacks are listed for the rollup as they go in (see Rollup.postgresFold).
+                if table == "postbacks", target.engine.dialect == .postgres {
+                    sql = "WITH copied AS (\(sql) RETURNING id) INSERT INTO rollup_pending (id) SELECT id FROM copied"
+                }
                 let arguments: [any SQLValueConvertible] = rows.flatMap(\.values)
                 let inserted = try target.engine.transaction { db in try db.execute(sql, arguments) }
                 summary.copied[table, default: 0] += inserted

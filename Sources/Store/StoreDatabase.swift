@@ -49,6 +49,8 @@ public final class StoreDatabase: Sendable {
     public let engine: any DatabaseEngine
     /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
     let catalog = SchemaCatalog()
+    /// Receipt ids reserved from PostgreSQL's sequence (unused on SQLite).
+    let receiptIDs = ReceiptIDs()
 
     /// Opens (creating if needed) the database and runs migrations.
     public init(settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws {
@@ -71,13 +73,13 @@ public final class StoreDatabase: Sendable {
     public func close() { engine.close() }
 
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.
-    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog) }
+    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs) }
     /// Reports and conversion pages.
     public var reports: ReportReader { ReportReader(engine: engine) }
     /// The report rollup.
     public var rollup: ReportRollup { ReportRollup(engine: engine) }
     /// Conversion-value schemas with their revisions.
-    public var schemas: SchemaRegistry { SchemaRegistry(engine: engine, catalog: catalog) }
+    public var schemas: SchemaRegistry { SchemaRegistry(engine: engine, catalog: catalog, ledger: ledger) }
     /// AdServices token jobs.
     public var tokenJobs: TokenJobQueue { TokenJobQueue(engine: engine) }
     /// API keys.

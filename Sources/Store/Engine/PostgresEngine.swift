@@ -56,20 +56,36 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// and the batch fails (500, so devices retry), and the next batch reconnects.
     static let answerGrace: TimeInterval = 5
 
+    /// Runs `body` in a transaction. One that PostgreSQL undid whole for a deadlock or a serialization failure runs
+    /// again, up to three times: concurrent transactions (a batch counting a duplicate on a folded row, the fold
+    /// adding to the same rollup row) can lock rows in opposite orders, and PostgreSQL then aborts one of them.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
-        try withConnection { session in
-            try session.run("BEGIN", [], answerWithin: Self.answerGrace)
+        var attempt = 1
+        while true {
             do {
-                let result = try body(session)
-                try session.run("COMMIT", [], answerWithin: Self.answerGrace)
-                return result
-            } catch {
-                if !(error is PostgresEngineError), !session.connection.isClosed {
-                    _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
+                return try withConnection { session in
+                    try session.run("BEGIN", [], answerWithin: Self.answerGrace)
+                    do {
+                        let result = try body(session)
+                        try session.run("COMMIT", [], answerWithin: Self.answerGrace)
+                        return result
+                    } catch {
+                        if !(error is PostgresEngineError), !session.connection.isClosed {
+                            _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
+                        }
+                        throw error
+                    }
                 }
-                throw error
+            } catch let error as PSQLError where attempt < 3 && Self.askedToRetry(error) {
+                attempt += 1
             }
         }
+    }
+
+    /// A deadlock (40P01) or serialization failure (40001): the server rolled the transaction back and asks for it again.
+    static func askedToRetry(_ error: PSQLError) -> Bool {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {

@@ -350,6 +350,41 @@ enum PostgresMigrations {
                 PRIMARY KEY (org_id, kind, id)
             );
             """),
+        // Rows waiting for the rollup are listed in rollup_pending instead of flagged on postbacks: marking a row folded
+        // rewrote it and its six index entries, and the partial index of unfolded rows filled with dead entries, so a
+        // fold of 128 rows took about 25 ms. Ingest lists each new row in the statement that inserts it; a fold locks
+        // its rows (FOR UPDATE SKIP LOCKED), adds them up and deletes their pending ids; the trigger adjusts the rollup
+        // for updates and deletions of rows that are not pending.
+        ("v4-rollup-pending", """
+            CREATE TABLE rollup_pending (id bigint PRIMARY KEY);
+            INSERT INTO rollup_pending (id) SELECT id FROM postbacks WHERE NOT rolled_up;
+            DROP VIEW conversion_rollup_live;
+            DROP TRIGGER conversion_rollup_follow ON postbacks;
+            DROP FUNCTION conversion_rollup_follow();
+            DROP INDEX postbacks_not_rolled_up;
+            ALTER TABLE postbacks DROP COLUMN rolled_up;
+            CREATE FUNCTION conversion_rollup_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF EXISTS (SELECT 1 FROM rollup_pending WHERE id = OLD.id) THEN
+                    IF TG_OP = 'DELETE' THEN
+                        DELETE FROM rollup_pending WHERE id = OLD.id;
+                    END IF;
+                    RETURN NULL;
+                END IF;
+                PERFORM conversion_rollup_add(OLD, -1);
+                IF TG_OP = 'UPDATE' THEN
+                    PERFORM conversion_rollup_add(NEW, 1);
+                END IF;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER conversion_rollup_follow AFTER UPDATE OR DELETE ON postbacks FOR EACH ROW EXECUTE FUNCTION conversion_rollup_follow();
+            CREATE VIEW conversion_rollup_live AS
+            SELECT day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays FROM conversion_rollup
+            UNION ALL
+            SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), 1, p.event_count, CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, p.duplicates, p.replays FROM rollup_pending r JOIN postbacks p ON p.id = r.id
+            WHERE p.outcome IN ('verified', 'unverifiable');
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
