@@ -62,12 +62,17 @@ final class AppleAPIStandIn: Sendable {
             return Response(status: .init(code: answer.status), headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
-        var logger = Logger(label: "apple-stand-in")
+        try await Self.serveOnLoopback(router, label: "apple-stand-in") { base in try await body(base + "/api/v1/") }
+    }
+
+    /// Runs `router` on a free loopback port and gives `body` its base URL (`http://127.0.0.1:PORT`).
+    static func serveOnLoopback(_ router: Router<BasicRequestContext>, label: String, _ body: @escaping @Sendable (String) async throws -> Void) async throws {
+        var logger = Logger(label: label)
         logger.logLevel = .warning
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            try await body("http://127.0.0.1:\(port)/api/v1/")
+            try await body("http://127.0.0.1:\(port)")
         }
     }
 }

@@ -106,13 +106,7 @@ final class AppleAdsAPIStandIn: Sendable {
         }
         router.get("/v1/**") { request, _ in self.answer(request, api: "platform") }
         router.get("/api/v5/**") { request, _ in self.answer(request, api: "v5") }
-        var logger = Logger(label: "apple-ads-stand-in")
-        logger.logLevel = .warning
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        try await app.test(.live) { client in
-            let port = try #require(client.port)
-            try await body("http://127.0.0.1:\(port)")
-        }
+        try await AppleAPIStandIn.serveOnLoopback(router, label: "apple-ads-stand-in", body)
     }
 
     private func answer(_ request: Request, api: String) -> Response {

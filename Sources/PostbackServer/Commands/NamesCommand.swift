@@ -85,20 +85,25 @@ struct NamesCommand: AsyncParsableCommand {
         }
     }
 
-    struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Name a campaign, ad group or creative of an app on one ad network.")
-        @OptionGroup var database: DatabaseOption
+    /// The app, ad network, level and digits a source name belongs to.
+    struct SourceNameOptions: ParsableArguments {
         @Option(help: "The app's numeric App Store id.") var app: Int64
         @Option(name: .customLong("ad-network"), help: "The ad network id.") var adNetwork: String
         @Option(help: "campaign (2 digits), ad_group (1 digit) or creative (1 digit).") var level: String
         @Option(help: "The digits, such as 12.") var digits: String
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Name a campaign, ad group or creative of an app on one ad network.")
+        @OptionGroup var database: DatabaseOption
+        @OptionGroup var source: SourceNameOptions
         @Argument(help: "The name reports show.") var name: String
 
         func run() async throws {
-            let level = try NamesCommand.level(level)
+            let level = try NamesCommand.level(source.level)
             let store = try database.open()
             try await NamesCommand.checked {
-                try await store.names.setSourceName(app: app, adNetwork: adNetwork, level: level, digits: digits, name: name)
+                try await store.names.setSourceName(app: source.app, adNetwork: source.adNetwork, level: level, digits: source.digits, name: name)
             }
         }
     }
@@ -106,14 +111,12 @@ struct NamesCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a campaign, ad-group or creative name.")
         @OptionGroup var database: DatabaseOption
-        @Option(help: "The app's numeric App Store id.") var app: Int64
-        @Option(name: .customLong("ad-network"), help: "The ad network id.") var adNetwork: String
-        @Option(help: "campaign, ad_group or creative.") var level: String
-        @Option(help: "The digits.") var digits: String
+        @OptionGroup var source: SourceNameOptions
 
         func run() async throws {
-            guard try await database.open().names.removeSourceName(app: app, adNetwork: adNetwork, level: try NamesCommand.level(level), digits: digits) else {
-                throw CLIFailure.rejected("no such name; see countersign names list --app \(app)")
+            let level = try NamesCommand.level(source.level)
+            guard try await database.open().names.removeSourceName(app: source.app, adNetwork: source.adNetwork, level: level, digits: source.digits) else {
+                throw CLIFailure.rejected("no such name; see countersign names list --app \(source.app)")
             }
         }
     }
