@@ -143,11 +143,7 @@ public struct AttributionReportQuery: Sendable, Equatable {
                 if !extraAllowed.contains(name) { throw ReportQuery.Problem(parameter: name, message: "unknown parameter") }
             }
         }
-        for (name, value) in times {
-            let time = try QueryParameter.time(name, value, in: query.timeZone)
-            if name == "from" { query.from = time } else { query.to = time }
-        }
-        try QueryParameter.checkRange(from: query.from, to: query.to)
+        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
         return query
     }
 

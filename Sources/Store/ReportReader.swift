@@ -7,7 +7,7 @@ enum QueryParameter {
     typealias Problem = ReportQuery.Problem
 
     /// An ISO 8601 date or time; without a zone it is wall-clock time in `zone`.
-    static func time(_ name: String, _ value: String, in zone: ReportTimeZone = .utc) throws(Problem) -> Date {
+    static func time(_ name: String, _ value: String, in zone: ReportTimeZone) throws(Problem) -> Date {
         guard let date = Timestamp.parse(value, assuming: zone.zone) else {
             throw Problem(parameter: name, message: "must be a date or time such as 2026-11-01, 2026-11-01T08:30 (\(zone.identifier)) or 2026-11-01T10:30+02:00")
         }
@@ -40,9 +40,16 @@ enum QueryParameter {
         return dimensions
     }
 
-    /// `to` must come after `from` when both are given.
-    static func checkRange(from: Date?, to: Date?) throws(Problem) {
-        if let from, let to, from >= to { throw Problem(parameter: "to", message: "must be after from") }
+    /// The `from` and `to` parameters among `times`, read in `zone` once every parameter is known (wherever `tz`
+    /// comes); `to` must come after `from` when both are given.
+    static func range(_ times: [(String, String)], in zone: ReportTimeZone) throws(Problem) -> (from: Date?, to: Date?) {
+        var range: (from: Date?, to: Date?) = (nil, nil)
+        for (name, value) in times {
+            let time = try time(name, value, in: zone)
+            if name == "from" { range.from = time } else { range.to = time }
+        }
+        if let from = range.from, let to = range.to, from >= to { throw Problem(parameter: "to", message: "must be after from") }
+        return range
     }
 }
 
@@ -214,11 +221,7 @@ public struct ReportQuery: Sendable, Equatable {
                 throw fail("unknown parameter")
             }
         }
-        for (name, value) in times {
-            let time = try QueryParameter.time(name, value, in: query.timeZone)
-            if name == "from" { query.from = time } else { query.to = time }
-        }
-        try QueryParameter.checkRange(from: query.from, to: query.to)
+        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
         if query.environment == "development", !query.includeUncounted {
             // Development postbacks are never counted, so the answer would be empty without saying why.
             throw Problem(parameter: "environment", message: "development postbacks are never counted; add include_uncounted=true to report them")
