@@ -65,6 +65,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
+            // The dashboard's pages are compiled into the binary: nothing else to deploy.
+            resources: [.embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/page-overview.js"), .embedInCode("Dashboard/page-campaigns.js"), .embedInCode("Dashboard/page-events.js"), .embedInCode("Dashboard/page-apple-ads.js"), .embedInCode("Dashboard/page-health.js"), .embedInCode("Dashboard/page-lookup.js")],
             swiftSettings: strict
         ),
         .executableTarget(

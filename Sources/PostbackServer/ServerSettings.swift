@@ -46,6 +46,8 @@ struct ServerSettings: Sendable {
     /// Seconds between rounds that read missing names, and the age after which a name is read again.
     var appleAdsNamesInterval = 3600.0
     var appleAdsNamesMaxAge = 7 * 86_400.0
+    /// The Chart.js file the dashboard loads (Debian's `libjs-chart.js`, which `make run` installs).
+    var chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
     /// Log line format.
     enum LogFormat: String, Sendable, CaseIterable {
@@ -85,6 +87,7 @@ struct ServerSettings: Sendable {
         for (name, path) in Self.adServicesDurations {
             if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
         }
+        chartLibrary = try source.string("chart-library") ?? chartLibrary
         try readAppleAds(from: &source)
         try source.refuseUnknownFileKeys()
     }

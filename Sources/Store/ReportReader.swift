@@ -64,12 +64,23 @@ public struct ReportQuery: Sendable, Equatable {
         case campaignName = "campaign_name", adGroupName = "ad_group_name", creativeName = "creative_name"
         /// The revenue's currency (ISO 4217, from the app's schema); every report is grouped by it.
         case currency
+        /// The schema revision that decoded the postback (empty when no schema did).
+        case schemaRevision = "schema_revision"
+        /// What decoding made of the postback: `decoded`, `undefined_value` (the schema defines no event for its value),
+        /// `no_value`, `no_schema`, or why decoding failed (`no_version_in_force`, `class_not_defined`, ...).
+        case decoding
+        /// Which conversion value the postback carries (unsigned): `fine`, `coarse` or `none`.
+        case valueKind = "value_kind"
+        /// The fine value (0-63) or the coarse level (`low`, `medium`, `high`); empty when none (unsigned).
+        case value
 
         /// Whether the dimension's values are text (the others are integers).
-        var isText: Bool { ![.app, .window, .didWin, .tier, .fidelity].contains(self) }
+        var isText: Bool { ![.app, .window, .didWin, .tier, .fidelity, .schemaRevision].contains(self) }
 
         /// Whether `conversion_rollup` holds this dimension; the others are read from the rows.
-        var inRollup: Bool { ![.event, .publisher, .fidelity, .campaignName, .adGroupName, .creativeName].contains(self) }
+        var inRollup: Bool {
+            ![.event, .publisher, .fidelity, .campaignName, .adGroupName, .creativeName, .schemaRevision, .decoding, .valueKind, .value].contains(self)
+        }
 
         /// The SQL for this dimension over `columns` in `dialect`; nil when `columns` (the rollup) does not hold it.
         func expression(_ columns: ReportColumns, _ dialect: SQLDialect) -> String? {
@@ -98,6 +109,12 @@ public struct ReportQuery: Sendable, Equatable {
             case .currency: columns.currency
             case .tier: columns.tier
             case .event: "e.name"
+            case .schemaRevision: "c.schema_revision"
+            case .decoding:
+                "CASE WHEN c.decode_status IS NULL THEN 'no_schema' WHEN c.decode_status <> 'decoded' THEN c.decode_status"
+                    + " WHEN c.event_count > 0 THEN 'decoded' WHEN \(Self.noValue) THEN 'no_value' ELSE 'undefined_value' END"
+            case .valueKind: "CASE WHEN c.conversion_value_unsigned IS NOT NULL THEN 'fine' WHEN c.coarse_value_unsigned IS NOT NULL THEN 'coarse' ELSE 'none' END"
+            case .value: "coalesce(CAST(c.conversion_value_unsigned AS TEXT), c.coarse_value_unsigned)"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
             case .publisher: "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
             // A name given for the app and ad network, else the schema's (its network's, else the app's), else Apple
@@ -109,6 +126,9 @@ public struct ReportQuery: Sendable, Equatable {
             case .creativeName: "coalesce(sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)"
             }
         }
+
+        /// A postback with neither a fine nor a coarse value.
+        static let noValue = "c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL"
 
         /// `CASE value WHEN key THEN name ... END` over names this code holds (never caller text).
         static func builtIn(_ names: [String: String], of value: String) -> String {

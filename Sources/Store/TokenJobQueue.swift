@@ -168,8 +168,8 @@ public struct TokenJobQueue: Sendable {
         }
     }
 
-    /// Jobs in `states`, oldest first, as a table (the token itself is never listed).
-    public func list(states: [TokenJobState], limit: Int) async throws -> ReportTable {
+    /// Jobs in `states`, oldest first (newest first with `newestFirst`), as a table (the token itself is never listed).
+    public func list(states: [TokenJobState], limit: Int, newestFirst: Bool = false) async throws -> ReportTable {
         let columns = ["id", "state", "app", "install_id", "received_at", "attempts", "last_answer", "last_attempt_at", "next_attempt_at",
                        "failure_reason", "record_id", "finished_at"]
         let placeholders = Array(repeating: "?", count: states.count).joined(separator: ", ")
@@ -178,7 +178,7 @@ public struct TokenJobQueue: Sendable {
                 SELECT id, state, app, install_id, received_at, attempts, last_answer, last_attempt_at,
                        CASE WHEN state IN ('pending', 'retrying') THEN \(db.dialect.isoTime(epochSeconds: "next_attempt_at")) END,
                        failure_reason, record_id, finished_at
-                FROM adservices_jobs WHERE state IN (\(placeholders)) ORDER BY id LIMIT ?
+                FROM adservices_jobs WHERE state IN (\(placeholders)) ORDER BY id\(newestFirst ? " DESC" : "") LIMIT ?
                 """, states.map(\.rawValue) + [limit]).map { $0.values.map(ReportTable.cell) }
         }
         return ReportTable(columns: columns, rows: rows)

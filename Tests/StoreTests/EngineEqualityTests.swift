@@ -15,6 +15,13 @@ import TestSupport
         [("by", "did_win,conversion_type"), ("window", "0")], [("by", "event")], [("by", "campaign_name,ad_group_name")],
         [("by", "publisher,app,ad_network")], [("source_prefix", "11"), ("by", "window")], [("type", "re-engagement"), ("by", "campaign")],
         [("from", "2026-11-02T06:30"), ("to", "2026-11-04"), ("by", "day")], [("country", "us"), ("by", "event,campaign")],
+        [("by", "app,schema_revision,decoding")], [("by", "window,value_kind,value")],
+    ]
+
+    /// What became of every body, as the dashboard's overview and health pages ask.
+    static let intakeQueries: [[(String, String)]] = [
+        [], [("by", "day,status")], [("by", "status,reason"), ("tz", "Europe/Berlin")], [("status", "unverifiable"), ("by", "protocol,version,reason")],
+        [("by", "week,route,status"), ("protocol", "skan"), ("window", "0")], [("from", "2026-11-02"), ("to", "2026-11-03T12:00"), ("by", "app,ad_network")],
     ]
 
     static let views = [
@@ -31,9 +38,11 @@ import TestSupport
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         var simulation = Simulation(seed: 12, key: key, keyID: "sim/0")
+        // One in 25 signed by a key nobody pinned: AAK ones are kept unverifiable, SKAN ones rejected as forged.
+        var stranger = Simulation(seed: 13, key: try ECPrivateKey.generate(), keyID: "unknown/1", repeats: false)
         let start = try #require(Timestamp.parse("2026-11-01T00:00:00Z"))
         return try (0..<count).map { index in
-            let simulated = try simulation.next()
+            let simulated = index % 25 == 7 ? try stranger.next() : try simulation.next()
             let result = verifier.verify(simulated.body)
             return Intake(receivedAt: start.addingTimeInterval(Double(index) * 4 * 86_400 / Double(count)), remoteAddress: nil,
                           route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result))
@@ -51,6 +60,10 @@ import TestSupport
                 let table = try await store.reports.report(try ReportQuery.parse(parameters), forceRows: forceRows)
                 answers.append("\(parameters) rows=\(forceRows): \(table.columns) \(table.rows.map { $0.map(\.serialized) })")
             }
+        }
+        for parameters in intakeQueries {
+            let table = try await store.reports.intake(try IntakeQuery.parse(parameters))
+            answers.append("intake \(parameters): \(table.columns) \(table.rows.map { $0.map(\.serialized) })")
         }
         let page = try await store.reports.conversions(try ReportQuery.parse([("include_uncounted", "true")]), after: 0, limit: 1000)
         answers.append("conversions: \(page.rows.map { $0.dropFirst().map(\.serialized) })")
@@ -78,12 +91,14 @@ import TestSupport
         }
         let sqlite = try #require(results[.sqlite])
         let postgres = try #require(results[.postgres])
-        #expect(sqlite.count == Self.reportQueries.count * 2 + 2 + Self.views.count)
+        #expect(sqlite.count == Self.reportQueries.count * 2 + Self.intakeQueries.count + 2 + Self.views.count)
         for (left, right) in zip(sqlite, postgres) where left != right {
             // Show where they part, not two pages of numbers.
             let common = zip(left, right).prefix { $0 == $1 }.count
             Issue.record("\(left.prefix(120))… differs at \(common): sqlite …\(left.dropFirst(max(0, common - 80)).prefix(200)) postgres …\(right.dropFirst(max(0, common - 80)).prefix(200))")
         }
         #expect(sqlite.contains { $0.contains("order") && $0.contains("add_to_cart") }, "the schema decoded events")
+        let outcomes = try #require(sqlite.first { $0.hasPrefix("intake [(\"by\", \"status,reason\")") })
+        for status in ["counted", "duplicate", "replay", "unverifiable", "rejected"] { #expect(outcomes.contains("[\"\\\"\(status)\\\"\""), "\(status) in \(outcomes)") }
     }
 }

@@ -63,6 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("apple-ads-api-url"), help: "The Apple Ads Platform API (default \(ServeCommand.defaults.appleAdsAPIURL)).") var appleAdsAPIURL: String?
     @Option(name: .customLong("apple-ads-v5-url"), help: "The Campaign Management API v5 (default \(ServeCommand.defaults.appleAdsV5URL)).") var appleAdsV5URL: String?
     @Option(name: .customLong("apple-ads-names-interval"), help: "Seconds between rounds reading missing names (default \(ServeCommand.seconds(defaults.appleAdsNamesInterval))).") var appleAdsNamesInterval: Double?
+    @Option(name: .customLong("chart-library"), help: "The Chart.js file the dashboard loads (default \(ServeCommand.defaults.chartLibrary), Debian's libjs-chart.js).") var chartLibrary: String?
     @Option(name: .customLong("apple-ads-names-max-age"), help: "Seconds after which a name is read again (default \(ServeCommand.seconds(defaults.appleAdsNamesMaxAge))).") var appleAdsNamesMaxAge: Double?
 
     /// The settings after flags, environment and config file.
@@ -104,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
             "apple-ads-v5-url": appleAdsV5URL.map { .string($0) },
             "apple-ads-names-interval": appleAdsNamesInterval.map { .double($0) },
             "apple-ads-names-max-age": appleAdsNamesMaxAge.map { .double($0) },
+            "chart-library": chartLibrary.map { .string($0) },
         ]
         var file: SettingsReader.ConfigFile?
         if let path = config ?? environment["COUNTERSIGN_CONFIG"] { file = try await .read(path) }

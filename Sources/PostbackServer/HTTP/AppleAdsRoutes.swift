@@ -88,7 +88,7 @@ enum AppleAdsRoutes {
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
         }
         group.get("adservices/jobs") { request, _ in
-            try QueryParameters.refuseUnknown(request, allowed: ["state", "limit", "format"])
+            try QueryParameters.refuseUnknown(request, allowed: ["state", "limit", "format", "order"])
             var states: [TokenJobState] = [.pending, .retrying, .failed]
             if let list = request.uri.queryParameters.get("state") {
                 states = try list.split(separator: ",").map { name in
@@ -101,7 +101,9 @@ enum AppleAdsRoutes {
             let format = try QueryParameters.format(request)
             let limit = try QueryParameters.limit(request, default: 100)
             let counts = try await store.tokenJobs.counts()
-            let jobs = try await store.tokenJobs.list(states: states, limit: limit)
+            let order = request.uri.queryParameters.get("order") ?? "oldest"
+            guard ["oldest", "newest"].contains(order) else { throw APIError(.badRequest, .badParameter, "order: must be oldest or newest") }
+            let jobs = try await store.tokenJobs.list(states: states, limit: limit, newestFirst: order == "newest")
             return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
                                      contentType: format.contentType)
         }

@@ -47,9 +47,11 @@ enum ServerApplication {
             poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,
             statementTimeout: settings.databaseStatementTimeout))
         let writer = GroupCommitWriter(database: store)
+        let verifier = PostbackVerifier(keyRing: keyRing)
+        let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
         let ingest = Ingest(
-            verifier: PostbackVerifier(keyRing: keyRing),
-            policy: TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks)),
+            verifier: verifier,
+            policy: policy,
             writer: writer,
             bodyLimit: settings.bodyLimit
         )
@@ -63,6 +65,7 @@ enum ServerApplication {
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
         NameRoutes.add(to: privateAPI, store: store)
+        PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, policy: policy)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         let tokenExchange = TokenExchangeRunner(
             store: store,
@@ -82,6 +85,7 @@ enum ServerApplication {
                 logger: logger
             )]
         } ?? []
+        DashboardRoutes.add(to: router, chartLibrary: settings.chartLibrary)
         router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
         router.get("/readyz") { _, _ in
             do {

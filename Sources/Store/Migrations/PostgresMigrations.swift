@@ -385,6 +385,13 @@ enum PostgresMigrations {
             SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), 1, p.event_count, CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, p.duplicates, p.replays FROM rollup_pending r JOIN postbacks p ON p.id = r.id
             WHERE p.outcome IN ('verified', 'unverifiable');
             """),
+        // The intake report reads the receipts that did not become a postback row (copies and rejected bodies) by time, and
+        // a lookup reads a postback's copies; partial indexes find them without costing the stored majority anything at
+        // ingest. Frozen text.
+        ("v5-intake-indexes", """
+            CREATE INDEX receipts_not_stored ON receipts(received_at) WHERE disposition <> 'stored';
+            CREATE INDEX receipts_copies ON receipts(postback_id) WHERE postback_id IS NOT NULL;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

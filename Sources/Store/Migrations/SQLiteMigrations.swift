@@ -510,6 +510,15 @@ enum SQLiteMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("v13-intake-indexes") { db in
+            // The intake report reads the receipts that did not become a postback row (copies and rejected bodies) by
+            // time, and a lookup reads a postback's copies; partial indexes find them without costing the stored majority
+            // anything at ingest. Frozen text.
+            try db.execute(sql: """
+                CREATE INDEX receipts_not_stored ON receipts(received_at) WHERE disposition <> 'stored';
+                CREATE INDEX receipts_copies ON receipts(postback_id) WHERE postback_id IS NOT NULL;
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,72 @@
+// Health: verification outcomes and reasons over time, unverifiable postbacks waiting for a key, token failures,
+// storage errors, and ingest rate and latency from this server's own metrics.
+import { api, chart, format, metrics, reportFilters, section, series, table, tiles, total } from './core.js';
+
+/** The mean of a Prometheus histogram or summary (`_sum` / `_count`), in seconds. */
+function mean(samples, name) {
+  const sum = total((samples[name + '_sum'] || []).map((sample) => ({ value: sample.value })), 'value');
+  const count = total((samples[name + '_count'] || []).map((sample) => ({ value: sample.value })), 'value');
+  return count ? sum / count : NaN;
+}
+
+/** The sum of every sample of a counter. */
+function counter(samples, name) {
+  return (samples[name] || []).reduce((sum, sample) => sum + sample.value, 0);
+}
+
+export default {
+  title: 'Health',
+  async render(main, query) {
+    const filters = reportFilters(query, { uncounted: false });
+    const [outcomes, reasons, waiting, jobs, first] = await Promise.all([
+      api('intake', { ...filters, by: 'day,status' }),
+      api('intake', { ...filters, by: 'status,reason' }),
+      api('intake', { ...filters, status: 'unverifiable', by: 'protocol,version,reason' }),
+      api('adservices/jobs', { state: 'failed', limit: 1 }),
+      metrics(),
+    ]);
+
+    const server = section(main, 'This server', { wide: true, note: 'From this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.' });
+    const requests = counter(first, 'countersign_postback_requests_total');
+    const items = [
+      { id: 'requests', label: 'Postback requests', value: requests, shown: format.count(requests) },
+      { id: 'rate', label: 'Postbacks per second', value: '', shown: 'measuring…' },
+      { id: 'commit_failures', label: 'Storage errors (failed commits)', value: counter(first, 'countersign_commit_failures_total'),
+        shown: format.count(counter(first, 'countersign_commit_failures_total')) },
+      { id: 'fold_failures', label: 'Rollup fold failures', value: counter(first, 'countersign_rollup_fold_failures_total'),
+        shown: format.count(counter(first, 'countersign_rollup_fold_failures_total')) },
+      { id: 'commit_latency', label: 'Mean commit time', value: mean(first, 'countersign_commit_seconds'), shown: format.seconds(mean(first, 'countersign_commit_seconds')) },
+      { id: 'verify_latency', label: 'Mean verify time', value: mean(first, 'countersign_verify_seconds'), shown: format.seconds(mean(first, 'countersign_verify_seconds')) },
+      { id: 'token_failures', label: 'Failed token jobs', value: jobs.counts?.failed ?? 0, shown: format.count(jobs.counts?.failed ?? 0) },
+    ];
+    tiles(server, items);
+    const started = performance.now();
+    setTimeout(async () => {
+      const rate = document.querySelector('[data-kpi="rate"]');
+      if (!rate) return;
+      const later = await metrics().catch(() => null);
+      if (!later) return;
+      const perSecond = (counter(later, 'countersign_postback_requests_total') - requests) / ((performance.now() - started) / 1000);
+      rate.dataset.value = perSecond;
+      rate.querySelector('.value').textContent = format.count(Math.round(perSecond));
+    }, 3000);
+
+    const overTime = section(main, 'Verification outcomes per day');
+    chart(overTime, 'chart-health', 'Verification outcomes per day', {
+      type: 'line', data: series(outcomes.rows, 'day', 'status', 'postbacks'),
+      options: { scales: { y: { beginAtZero: true } } },
+    });
+
+    const why = section(main, 'Outcomes and reasons');
+    table(why, { id: 'reasons', caption: 'Postbacks by outcome and reason', rows: reasons.rows, columns: [
+      { key: 'status', label: 'Outcome' }, { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+    ] });
+
+    const keys = section(main, 'Unverifiable postbacks waiting for a key', { wide: true,
+      note: 'Kept and never counted: unknown_kid names a key Countersign does not pin, unknown_version a SKAdNetwork version this build does not know. Once Apple publishes the key (or a SKAdNetwork version this build knows), pin it and run countersign reverify: they are checked again and counted if genuine.' });
+    table(keys, { id: 'unverifiable', caption: 'Unverifiable postbacks by protocol, version and reason', rows: waiting.rows, columns: [
+      { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' }, { key: 'reason', label: 'Reason' },
+      { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+    ] });
+  },
+};

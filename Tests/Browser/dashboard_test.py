@@ -1,0 +1,315 @@
+"""The dashboard in a real headless Chromium against a live server filled by `countersign simulate`.
+
+Checks that every page's charts and tables show what the /v1 API answers for the same filters, that a filter change
+changes the URL and the numbers, that a wrong key shows the error, that a postback looked up by id shows its copies,
+that a table downloads as CSV, that the phone-width layout does not overflow, and that no page logs a console error.
+Writes a screenshot of every page. Usage: dashboard_test.py <countersign binary> <screenshot directory>
+"""
+import base64
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.path.abspath(sys.argv[1])
+SHOTS = os.path.abspath(sys.argv[2])
+USD_APP, EUR_APP = "1108187390", "525463029"
+checks = 0
+
+
+def check(condition, message):
+    """Counts a passed check; stops the run with `message` on a failed one."""
+    global checks
+    if not condition:
+        raise AssertionError(message)
+    checks += 1
+
+
+def countersign(*arguments):
+    return subprocess.run([BINARY, *arguments], check=True, capture_output=True, text=True).stdout
+
+
+class Server:
+    """A live `countersign serve` on a fresh SQLite file, with an API key, schemas, names and simulated traffic."""
+
+    def __init__(self, work):
+        self.work = work
+        countersign("keys", "generate", "--out", f"{work}/key")
+        countersign("keys", "generate", "--out", f"{work}/stranger")
+        self.key = json.loads(countersign("apikey", "create", "--name", "browser", "--database", f"{work}/db.sqlite"))["key"]
+        self.process = subprocess.Popen(
+            [BINARY, "serve", "--port", "0", "--database", f"{work}/db.sqlite", "--keys-dir", f"{ROOT}/keys",
+             "--key", f"countersign-simulator/0={work}/key/public-key.pem", "--log-level", "error",
+             # Apple's AdServices API is out of reach: tokens stay queued, retried against a closed port.
+             "--adservices-url", "http://127.0.0.1:9/", "--adservices-backoff", "3600"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        check(line.startswith("listening on "), f"the server did not start: {line!r} {self.process.stderr.read() if self.process.poll() is not None else ''}")
+        self.url = line.split()[-1].rstrip("/")
+
+    def api(self, path, parameters=None, method="GET", body=None, key=None):
+        url = f"{self.url}/v1/{path}" + ("?" + urllib.parse.urlencode(parameters) if parameters else "")
+        request = urllib.request.Request(url, method=method, data=body, headers={"Authorization": f"Bearer {key or self.key}"})
+        with urllib.request.urlopen(request) as response:
+            return json.loads(response.read() or b"null")
+
+    def fill(self):
+        for name in ("game", "subscription", "shop"):
+            with open(f"{ROOT}/examples/schemas/{name}.json", "rb") as file:
+                document = file.read()
+            self.api(f"schemas/{json.loads(document)['app']}", method="PUT", body=document)
+        self.api("ad-networks/example.adattributionkit", method="PUT", body=b'{"name": "Example AAK Network"}')
+        self.api(f"names/{USD_APP}/example.adattributionkit/campaign/12", method="PUT", body=b'{"name": "Spring sale"}')
+        countersign("simulate", "--count", "500", "--seed", "5", "--signing-key", f"{self.work}/key/private-key.pem", "--url", self.url)
+        # Signed with a key the server does not know: AAK ones are kept unverifiable, SKAN ones rejected as forged.
+        countersign("simulate", "--count", "40", "--seed", "6", "--distinct", "--signing-key", f"{self.work}/stranger/private-key.pem",
+                    "--kid", "unknown-key/7", "--url", self.url)
+        for _ in range(3):
+            token = urllib.request.Request(f"{self.url}/v1/adservices/tokens", method="POST", data=base64.b64encode(os.urandom(120)),
+                                           headers={"Content-Type": "text/plain"})
+            urllib.request.urlopen(token).read()
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+class Dashboard:
+    """The browser: headless Chromium at 1280 px, console log kept, downloads into the work directory."""
+
+    def __init__(self, server, downloads):
+        self.server = server
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000", "--lang=en-US"):
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        self.wait = WebDriverWait(self.driver, 30)
+
+    def open(self, query=""):
+        self.driver.get(f"{self.server.url}/dashboard{query}")
+
+    def rendered(self, page):
+        """Waits until `page` has drawn everything it fetched."""
+        self.wait.until(lambda driver: driver.execute_script(
+            "const main = document.getElementById('page'); return main.dataset.rendered === arguments[0] && main.getAttribute('aria-busy') === 'false'", page))
+
+    def chart(self, id):
+        """A chart's labels and datasets as Chart.js holds them."""
+        return self.driver.execute_script(
+            "const chart = Chart.getChart(arguments[0]); return { labels: chart.data.labels, datasets: chart.data.datasets.map(d => ({ label: d.label, data: d.data })) }", id)
+
+    def table(self, id):
+        """A table's rows as {column: raw value} from the cells' data-value."""
+        return self.driver.execute_script("""
+            return [...document.querySelectorAll('#' + CSS.escape(arguments[0]) + ' tbody tr')].filter(r => r.querySelector('[data-column]'))
+              .map(r => Object.fromEntries([...r.querySelectorAll('[data-column]')].map(c => [c.dataset.column, c.dataset.value])))""", id)
+
+    def tile(self, id):
+        return self.driver.execute_script("return document.querySelector('[data-kpi=\"' + arguments[0] + '\"]').dataset.value", id)
+
+    def console_errors(self):
+        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+    def screenshot(self, name):
+        self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+
+
+def number(value):
+    return float(value) if value not in (None, "") else 0.0
+
+
+def same_rows(shown, answered, keys, what):
+    """The table shows exactly the API's rows for `keys` (as text, order aside)."""
+    def text(value):
+        if value is None or value == "":
+            return ""
+        try:
+            return repr(float(value))  # 2120.00 in JSON, 2120 in the page: the same number
+        except (TypeError, ValueError):
+            return str(value)
+    left = sorted(tuple(text(row.get(key)) for key in keys) for row in shown)
+    right = sorted(tuple(text(row.get(key)) for key in keys) for row in answered)
+    check(left == right, f"{what}: the table shows {left[:5]}... but the API answers {right[:5]}...")
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="countersign-browser-")
+    server = Server(work)
+    browser = None
+    try:
+        server.fill()
+        browser = Dashboard(server, f"{work}/downloads")
+        driver = browser.driver
+
+        # A wrong key: a clear message, the sign-in form again.
+        browser.open()
+        browser.wait.until(lambda d: d.find_element(By.ID, "sign-in").is_displayed())
+        browser.screenshot("sign-in")
+        driver.find_element(By.NAME, "key").send_keys("cs_not-a-real-key")
+        driver.find_element(By.CSS_SELECTOR, "#sign-in button").click()
+        browser.wait.until(lambda d: d.find_element(By.ID, "notice").is_displayed())
+        notice = driver.find_element(By.ID, "notice").text
+        check("refused" in notice and "invalid_api_key" in notice, f"a wrong key shows {notice!r}")
+        check(driver.find_element(By.ID, "sign-in").is_displayed(), "the sign-in form is shown again after a wrong key")
+        browser.screenshot("wrong-key")
+        driver.get_log("browser")  # the refused request logs a 401, which is expected here
+
+        # Signed in: the overview equals /v1/intake and /v1/reports.
+        driver.find_element(By.NAME, "key").send_keys(server.key)
+        driver.find_element(By.CSS_SELECTOR, "#sign-in button").click()
+        browser.rendered("overview")
+        by_day = server.api("reports", {"by": "day,protocol"})["rows"]
+        intake = server.api("intake", {"by": "day,status"})["rows"]
+        check(number(browser.tile("counted")) == sum(row["postbacks"] for row in by_day), "the counted tile equals the report's postbacks")
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in by_day), "the installs tile equals the report's installs")
+        outcomes = browser.chart("chart-outcomes")
+        for dataset in outcomes["datasets"]:
+            status = {"Counted": "counted", "Duplicate": "duplicate", "Replay": "replay", "Unverifiable": "unverifiable",
+                      "Rejected": "rejected", "Development": "development", "Not counted": "not_counted", "Unverified copy": "unverified_copy"}[dataset["label"]]
+            check(sum(dataset["data"]) == sum(row["postbacks"] for row in intake if row["status"] == status), f"the outcomes chart's {status} equals /v1/intake")
+        check({"counted", "duplicate", "replay", "unverifiable", "rejected"} <= {row["status"] for row in intake}, "the traffic has every outcome")
+        same_rows(browser.table("outcomes"), intake, ["day", "status", "postbacks"], "outcomes table")
+        same_rows(browser.table("rejected"), server.api("intake", {"status": "rejected", "by": "reason"})["rows"], ["reason", "postbacks"], "rejected table")
+        protocols = browser.chart("chart-protocols")
+        check(sum(sum(dataset["data"]) for dataset in protocols["datasets"]) == sum(row["postbacks"] for row in by_day), "the protocol chart adds up to the report")
+        tiers = server.api("reports", {"by": "tier"})["rows"]
+        check(sum(browser.chart("chart-tiers")["datasets"][0]["data"]) == sum(row["postbacks"] for row in tiers), "the tier chart adds up to the report")
+        shown = driver.find_element(By.CSS_SELECTOR, '[data-kpi="counted"] .value').text
+        check("," in shown or len(shown) <= 3, f"counts carry thousands separators: {shown!r}")
+        check(not browser.console_errors(), f"console errors on the overview: {browser.console_errors()}")
+        browser.screenshot("overview")
+
+        # A filter: the URL holds it, the numbers follow it.
+        before = number(browser.tile("counted"))
+        field = driver.find_element(By.NAME, "app")
+        field.clear()
+        field.send_keys(EUR_APP)
+        driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+        browser.wait.until(lambda d: f"app={EUR_APP}" in d.current_url)
+        browser.rendered("overview")
+        filtered = server.api("reports", {"by": "day,protocol", "app": EUR_APP})["rows"]
+        after = number(browser.tile("counted"))
+        check(after == sum(row["postbacks"] for row in filtered) and after != before, f"filtering by app changes the count from {before} to {after}")
+        check({row["currency"] for row in browser.table("protocols")} == {"EUR"}, "the EUR app's rows are in EUR")
+        # The URL alone reproduces the view.
+        link = driver.current_url
+        browser.open("")
+        driver.get(link)
+        browser.rendered("overview")
+        check(number(browser.tile("counted")) == after, "opening the link again shows the same numbers")
+
+        # Campaigns, with names and revenue per currency; sorting is in the URL; the table downloads as CSV.
+        browser.open("?page=campaigns")
+        browser.rendered("campaigns")
+        campaigns = server.api("reports", {"by": "ad_network,ad_network_name,campaign,campaign_name"})["rows"]
+        same_rows(browser.table("campaigns"), campaigns, ["ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns table")
+        names = {row["ad_network_name"] for row in browser.table("campaigns")}
+        check("Example AAK Network" in names, f"the registry's network name is shown: {names}")
+        check("Spring sale" in {row["campaign_name"] for row in browser.table("campaigns")}, "a registered campaign name is shown")
+        windows = server.api("reports", {"by": "window,value_kind"})["rows"]
+        chart = browser.chart("chart-windows")
+        check(sum(sum(d["data"]) for d in chart["datasets"]) == sum(row["postbacks"] for row in windows), "the window chart adds up to the report")
+        money = driver.find_element(By.CSS_SELECTOR, '#campaigns td[data-column="revenue_max"]').text
+        check(money[:1] in "$€" or money.endswith(("$", "€")), f"revenue shows a currency symbol: {money!r}")
+        driver.find_element(By.XPATH, "//table[@id='campaigns']//th//button[text()='Postbacks']").click()
+        browser.wait.until(lambda d: "sort=campaigns.postbacks.asc" in d.current_url)
+        browser.rendered("campaigns")
+        sorted_counts = [number(row["postbacks"]) for row in browser.table("campaigns")]
+        check(sorted_counts == sorted(sorted_counts), "sorting by postbacks orders the rows")
+        driver.find_element(By.XPATH, "//table[@id='campaigns']/ancestor::section//button[text()='Download CSV']").click()
+        path = f"{work}/downloads/campaigns.csv"
+        for _ in range(100):
+            if os.path.exists(path):
+                break
+            time.sleep(0.1)
+        with open(path, newline="") as file:
+            downloaded = list(csv.DictReader(file))
+        same_rows(downloaded, campaigns, ["ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns CSV")
+        check(not browser.console_errors(), f"console errors on campaigns: {browser.console_errors()}")
+        browser.screenshot("campaigns")
+
+        # Events: per day and window, revisions, undefined values.
+        browser.open("?page=events")
+        browser.rendered("events")
+        events = [row for row in server.api("reports", {"by": "day,event"})["rows"] if row["event"] is not None]
+        same_rows(browser.table("events-by-day"), events, ["day", "event", "currency", "events", "revenue_min", "revenue_max"], "events table")
+        check(sum(sum(d["data"]) for d in browser.chart("chart-events")["datasets"]) == sum(row["events"] for row in events), "the events chart adds up")
+        revisions = server.api("reports", {"by": "app,schema_revision,decoding"})["rows"]
+        same_rows(browser.table("revisions"), revisions, ["app", "schema_revision", "postbacks"], "revisions table")
+        undefined = [row for row in server.api("reports", {"by": "app,decoding,value_kind,value"})["rows"] if row["decoding"] == "undefined_value"]
+        same_rows(browser.table("undefined-values"), undefined, ["app", "value", "postbacks"], "undefined values table")
+        check(not browser.console_errors(), f"console errors on events: {browser.console_errors()}")
+        browser.screenshot("events")
+
+        # Apple Ads: token jobs by state.
+        browser.open("?page=apple-ads")
+        browser.rendered("apple-ads")
+        counts = server.api("adservices/jobs", {"state": "pending,retrying,done,failed", "limit": 1})["counts"]
+        chart = browser.chart("chart-jobs")
+        check(chart["datasets"][0]["data"] == [counts[state] for state in chart["labels"]], f"the jobs chart {chart} equals {counts}")
+        check(sum(counts.values()) == 3, f"three tokens are queued: {counts}")
+        check(not browser.console_errors(), f"console errors on Apple Ads: {browser.console_errors()}")
+        browser.screenshot("apple-ads")
+
+        # Health: outcomes and reasons, unverifiable postbacks by key id, the server's own metrics.
+        browser.open("?page=health")
+        browser.rendered("health")
+        same_rows(browser.table("reasons"), server.api("intake", {"by": "status,reason"})["rows"], ["status", "reason", "postbacks"], "reasons table")
+        waiting = server.api("intake", {"status": "unverifiable", "by": "protocol,version,reason"})["rows"]
+        same_rows(browser.table("unverifiable"), waiting, ["protocol", "version", "reason", "postbacks"], "unverifiable table")
+        check(any(row["reason"] == "unknown_kid" and row["postbacks"] > 0 for row in waiting), "postbacks under an unknown kid are listed")
+        check(number(browser.tile("requests")) >= 540, f"the request counter counts the traffic: {browser.tile('requests')}")
+        browser.wait.until(lambda d: browser.tile("rate") != "")
+        check(not browser.console_errors(), f"console errors on health: {browser.console_errors()}")
+        browser.screenshot("health")
+
+        # Lookup: a replayed postback shows every copy and what the replay changed.
+        replayed = next(row for row in server.api("conversions", {"limit": 10000})["rows"] if row["replays"] > 0)
+        identifier = replayed["postback_identifier"]
+        answer = server.api(f"postbacks/{urllib.parse.quote(identifier)}")
+        browser.open("?page=lookup&id=" + urllib.parse.quote(identifier))
+        browser.rendered("lookup")
+        copies = browser.table("copies-0")
+        check(len(copies) == len(answer["postbacks"][0]["copies"]) >= 2, f"every copy is listed: {len(copies)}")
+        check(any(row["disposition"] == "replay" and row["unsigned_changes"] for row in copies), "the replay shows its changed unsigned fields")
+        check(any(row["value"] == "verified" for row in browser.table("verification-0")), "the stored copy verifies again")
+        same_rows(browser.table("events-0"), answer["postbacks"][0]["events"], ["name", "count"], "lookup events")
+        check(not browser.console_errors(), f"console errors on lookup: {browser.console_errors()}")
+        browser.screenshot("lookup")
+
+        # Phone width: nothing wider than the screen but the tables' own scrolling boxes.
+        driver.set_window_size(390, 844)
+        browser.open("?page=overview")
+        browser.rendered("overview")
+        overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        check(overflow <= 1, f"the overview overflows a phone screen by {overflow} px")
+        browser.screenshot("overview-phone")
+        check(not browser.console_errors(), f"console errors at phone width: {browser.console_errors()}")
+    finally:
+        if browser:
+            browser.driver.quit()
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"dashboard browser test: {checks} checks passed; screenshots in {SHOTS}")
+
+
+if __name__ == "__main__":
+    main()
