@@ -128,7 +128,13 @@ class Dashboard:
         return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
     def screenshot(self, name):
+        """The whole page (up to 4,000 px tall) at the current width."""
+        size = self.driver.get_window_size()
+        height = self.driver.execute_script("return document.documentElement.scrollHeight")
+        self.driver.set_window_size(size["width"], min(max(height + 140, size["height"]), 4000))
+        time.sleep(0.3)
         self.driver.save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+        self.driver.set_window_size(size["width"], size["height"])
 
 
 def number(value):
