@@ -3,13 +3,17 @@ import Foundation
 
 /// The `countersign` command line.
 struct Countersign: AsyncParsableCommand {
+    /// This build's version, printed by `countersign --version` and in the startup log.
+    static let version = "0.15.0"
+
     static let configuration = CommandConfiguration(
         commandName: "countersign",
         abstract: "Receive, verify, store and report Apple's ad-attribution postbacks.",
+        version: Countersign.version,
         subcommands: [
             ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
             SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self, ReportCommand.self,
-            AdServicesCommand.self, NamesCommand.self, CopyCommand.self,
+            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self,
         ]
     )
 }

@@ -90,4 +90,6 @@ public final class StoreDatabase: Sendable {
     public var appleAdsNames: AppleAdsNameStore { AppleAdsNameStore(engine: engine) }
     /// Apple Ads attribution records.
     public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
+    /// Online backups of an SQLite store.
+    public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

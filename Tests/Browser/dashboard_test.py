@@ -28,6 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BINARY = os.path.abspath(sys.argv[1])
 SHOTS = os.path.abspath(sys.argv[2])
 USD_APP, EUR_APP = "1108187390", "525463029"
+FORMULA = "=2+3 Ads"
+MARKUP = "<img src=x onerror=alert(1)>"
 checks = 0
 
 
@@ -74,6 +76,9 @@ class Server:
             self.api(f"schemas/{json.loads(document)['app']}", method="PUT", body=document)
         self.api("ad-networks/example.adattributionkit", method="PUT", body=b'{"name": "Example AAK Network"}')
         self.api(f"names/{USD_APP}/example.adattributionkit/campaign/12", method="PUT", body=b'{"name": "Spring sale"}')
+        # Names are whatever people type: markup must show as text, a formula must stay text in a CSV.
+        self.api("ad-networks/example.skadnetwork", method="PUT", body=json.dumps({"name": FORMULA}).encode())
+        self.api(f"names/{EUR_APP}/example.skadnetwork/campaign/10", method="PUT", body=json.dumps({"name": MARKUP}).encode())
         countersign("simulate", "--count", "500", "--seed", "5", "--signing-key", f"{self.work}/key/private-key.pem", "--url", self.url)
         # Signed with a key the server does not know: AAK ones are kept unverifiable, SKAN ones rejected as forged.
         countersign("simulate", "--count", "40", "--seed", "6", "--distinct", "--signing-key", f"{self.work}/stranger/private-key.pem",
@@ -230,6 +235,8 @@ def main():
         names = {row["ad_network_name"] for row in browser.table("campaigns")}
         check("Example AAK Network" in names, f"the registry's network name is shown: {names}")
         check("Spring sale" in {row["campaign_name"] for row in browser.table("campaigns")}, "a registered campaign name is shown")
+        cells = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, '#campaigns td[data-column="campaign_name"]')]
+        check(MARKUP in cells and not driver.find_elements(By.CSS_SELECTOR, "#campaigns img"), "markup in a name is shown as text, never run")
         windows = server.api("reports", {"by": "window,value_kind"})["rows"]
         chart = browser.chart("chart-windows")
         check(sum(sum(d["data"]) for d in chart["datasets"]) == sum(row["postbacks"] for row in windows), "the window chart adds up to the report")
@@ -248,6 +255,11 @@ def main():
             time.sleep(0.1)
         with open(path, newline="") as file:
             downloaded = list(csv.DictReader(file))
+        check(all(row["ad_network_name"] != FORMULA for row in downloaded) and any(row["ad_network_name"] == "'" + FORMULA for row in downloaded),
+              "a name that looks like a formula is written as text in the CSV")
+        for row in downloaded:
+            if row["ad_network_name"] == "'" + FORMULA:
+                row["ad_network_name"] = FORMULA
         same_rows(downloaded, campaigns, ["ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns CSV")
         check(not browser.console_errors(), f"console errors on campaigns: {browser.console_errors()}")
         browser.screenshot("campaigns")

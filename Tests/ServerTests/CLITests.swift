@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 import JWS
 import PostbackMint
+@testable import PostbackServer
 
 /// The built `countersign` binary run on files: JSON fields and exit codes.
 @Suite(.serialized) struct CLITests {
@@ -135,6 +136,41 @@ import PostbackMint
             let refused = try countersign(["copy", "--from", from, "--to", to])
             #expect(refused.status == 2)
             #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        }
+    }
+}
+
+/// `countersign --version` and the policy the server states when it starts (issue 15, item 6).
+@Suite struct VersionAndPolicyTests {
+    @Test func versionIsPrinted() throws {
+        let result = try countersign(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+    }
+
+    @Test func theStartupLogStatesTheEffectivePolicy() throws {
+        let directory = Checkout.temporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Checkout.binary)
+        process.arguments = ["serve", "--port", "0", "--database", directory + "/db.sqlite", "--keys-dir", Checkout.keys,
+                             "--accept-ad-network", "example.adattributionkit", "--durability", "full", "--log-format", "json"]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        var text = ""
+        while !text.contains("\"countersign listening\""), let chunk = try errors.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty {
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        while !text.hasSuffix("\n"), let chunk = try errors.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty {
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        process.terminate()
+        process.waitUntilExit(within: 60, "countersign serve after SIGTERM")
+        let line = try #require(text.split(separator: "\n").last { $0.contains("\"countersign listening\"") })
+        for expected in ["\"engine\":\"sqlite\"", "\"durability\":\"full\"", "\"allow_development\":\"false\"",
+                         "\"accepted_ad_networks\":\"example.adattributionkit\"", "\"version\":\"\(Countersign.version)\""] {
+            #expect(line.contains(expected), "\(expected) in \(line)")
         }
     }
 }

@@ -369,3 +369,25 @@ extension Array {
         for code in APIErrorCode.allCases { #expect(text.contains(code.rawValue), "\(code.rawValue) is not in docs/openapi.yaml") }
     }
 }
+
+/// A request no route takes gets a JSON error that says what to do: 405 with `Allow`, or 404 (issue 15, item 6).
+@Suite struct UnmatchedRouteTests {
+    @Test func wrongMethodsAndUnknownPathsAnswerJSON() async throws {
+        try await LiveServer().run { client in
+            let wrongMethod = try await client.execute(uri: "/postbacks", method: .get)
+            #expect(wrongMethod.status == .methodNotAllowed)
+            #expect(wrongMethod.headers[.allow] == "POST")
+            #expect(wrongMethod.json?["error"]?.string == "method_not_allowed")
+            let withParameter = try await client.execute(uri: "/v1/schemas/123", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(withParameter.status == .methodNotAllowed)
+            #expect(withParameter.headers[.allow] == "GET, PUT")
+            let unknown = try await client.execute(uri: "/v2/reports", method: .get)
+            #expect(unknown.status == .notFound)
+            #expect(unknown.json?["error"]?.string == "not_found")
+            #expect(unknown.json?["message"]?.string?.contains("docs/openapi.yaml") == true)
+            // A matched route still answers for itself (here: no API key).
+            let schema = try await client.execute(uri: "/v1/schemas/123", method: .get)
+            #expect(schema.status == .unauthorized)
+        }
+    }
+}

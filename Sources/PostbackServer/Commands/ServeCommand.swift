@@ -129,7 +129,15 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             application = try ServerApplication.build(settings: settings, keyRing: keyRing, logger: logger) { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? settings.host):\($0.port ?? settings.port)" } ?? "?"
-                logger.notice("countersign listening", metadata: ["address": "\(address)", "database": "\((try? DatabaseLocation(settings.database))?.description ?? "")", "keys": "\(keyRing.entries.count)"])
+                // The effective policy, so an operator sees at once what this receiver counts and how it stores.
+                let location = try? DatabaseLocation(settings.database)
+                let engine = if case .postgres? = location { "postgres" } else { "sqlite" }
+                logger.notice("countersign listening", metadata: [
+                    "version": "\(Countersign.version)", "address": "\(address)", "engine": "\(engine)", "database": "\(location?.description ?? "")",
+                    "durability": "\(settings.durability.rawValue)", "allow_development": "\(settings.allowDevelopment)",
+                    "accepted_ad_networks": "\(settings.acceptedAdNetworks.isEmpty ? "any" : settings.acceptedAdNetworks.joined(separator: ","))",
+                    "keys": "\(keyRing.entries.count)",
+                ])
                 // One line on stdout so scripts can learn the port when --port 0 was asked for.
                 FileHandle.standardOutput.write(Data("listening on http://\(address)\n".utf8))
             }

@@ -161,11 +161,16 @@ export function table(parent, { id, caption, columns, rows }) {
   return tableNode;
 }
 
-/** CSV text (RFC 4180) of `rows` under `columns`, raw values as the API gave them. */
+/**
+ * CSV text (RFC 4180) of `rows` under `columns`, raw values as the API gave them. As the server's CSV does, text that a
+ * spreadsheet would run as a formula (it begins with =, +, -, @, a tab or a carriage return) gets a leading ' and
+ * quotes: much of it comes from whoever sent the postback. Numbers are written unchanged.
+ */
 export function csv(columns, rows) {
   const field = (value) => {
     const text = value === null || value === undefined ? '' : String(value);
-    return /[",\r\n]/.test(text) ? '"' + text.replaceAll('"', '""') + '"' : text;
+    const formula = typeof value === 'string' && /^[=+\-@\t\r]/.test(text);
+    return formula || /[",\r\n]/.test(text) ? '"' + (formula ? "'" : '') + text.replaceAll('"', '""') + '"' : text;
   };
   return [columns.map((column) => field(column.key)).join(','), ...rows.map((row) => columns.map((column) => field(row[column.key])).join(','))].join('\r\n') + '\r\n';
 }

@@ -12,6 +12,7 @@ enum APIErrorCode: String, CaseIterable {
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
     case invalidToken = "invalid_token"
+    case methodNotAllowed = "method_not_allowed"
     case missingAPIKey = "missing_api_key"
     case nameNotFound = "name_not_found"
     case notFound = "not_found"

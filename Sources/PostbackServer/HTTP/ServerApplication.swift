@@ -102,6 +102,7 @@ enum ServerApplication {
         router.get("/metrics") { _, _ in
             JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
         }
+        router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         let requestTimeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout * 1e9))
         return Application(
             router: router,
