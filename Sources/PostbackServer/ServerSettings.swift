@@ -14,7 +14,7 @@ struct ServerSettings: Sendable {
     var keysDirectory = "keys"
     var extraKeys: [String] = []
     var acceptedAdNetworks: [String] = []
-    var durability = Durability.normal
+    var durability = Durability.full
     var logFormat = LogFormat.text
     var logLevel = "info"
     var busyTimeout = 5.0

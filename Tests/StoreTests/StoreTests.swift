@@ -173,3 +173,15 @@ import TestSupport
         #expect(byEvent.rows.map { $0[0] } == [.string("add_to_cart"), .string("order")])
     }
 }
+
+/// A 200 survives power loss by default (issue 15, item 7): SQLite commits with `synchronous=FULL` unless asked otherwise.
+@Suite struct DurabilityDefaultTests {
+    @Test func sqliteCommitsWithFullSynchronousByDefault() async throws {
+        let store = try TestEngine.sqlite.freshStore()
+        defer { store.close() }
+        #expect(try await store.scalar("PRAGMA synchronous", as: Int.self) == 2)
+        let relaxed = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.sqlite.freshDatabase()), durability: .normal))
+        defer { relaxed.close() }
+        #expect(try await relaxed.scalar("PRAGMA synchronous", as: Int.self) == 1)
+    }
+}
