@@ -46,6 +46,10 @@ struct ServerSettings: Sendable {
     /// Seconds between rounds that read missing names, and the age after which a name is read again.
     var appleAdsNamesInterval = 3600.0
     var appleAdsNamesMaxAge = 7 * 86_400.0
+    /// Days the bodies of rejected requests are kept (their receipts stay).
+    var rejectedRetentionDays = 30.0
+    /// Bodies of rejected requests stored per source address per minute; beyond it only the receipt is stored.
+    var rejectedBodyBudget = 60
     /// The Chart.js file the dashboard loads (Debian's `libjs-chart.js`, which `make run` installs).
     var chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
@@ -88,6 +92,8 @@ struct ServerSettings: Sendable {
             if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
         }
         chartLibrary = try source.string("chart-library") ?? chartLibrary
+        rejectedRetentionDays = try source.double("rejected-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? rejectedRetentionDays
+        rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
         try readAppleAds(from: &source)
         try source.refuseUnknownFileKeys()
     }

@@ -41,6 +41,15 @@ public struct Intake: Sendable {
             row = result.postback.map { [receivedAtText] in PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: receivedAtText, reason: result.problem?.reason.rawValue) }
         }
     }
+
+    /// Whether the body is rejected (invalid or refused): only its receipt is stored, never a postback row.
+    public var isRejected: Bool { row == nil }
+
+    /// The same intake with an empty body: its receipt is still stored and counted, its bytes are not (a flood of
+    /// junk beyond the per-source budget).
+    public func droppingBody() -> Intake {
+        Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: [], result: result, decision: decision)
+    }
 }
 
 /// What storing one intake did.

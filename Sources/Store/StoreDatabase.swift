@@ -91,6 +91,8 @@ public final class StoreDatabase: Sendable {
     public var appleAdsNames: AppleAdsNameStore { AppleAdsNameStore(engine: engine) }
     /// Apple Ads attribution records.
     public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
+    /// How long the bodies of rejected requests are kept.
+    public var rejectedBodies: RejectedBodyRetention { RejectedBodyRetention(engine: engine) }
     /// Online backups of an SQLite store.
     public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

@@ -14,6 +14,8 @@ struct Ingest: Sendable {
     let policy: TrustPolicy
     let writer: GroupCommitWriter
     let bodyLimit: Int
+    /// The bodies of rejected requests each source may have stored a minute; beyond it only their receipts are stored.
+    let rejectedBodies: SourceRateLimiter
     let verifyTime = Metrics.Timer(label: "countersign_verify_seconds", preferredDisplayUnit: .seconds)
 
     /// Which family a route takes; `nil` takes either.
@@ -42,7 +44,11 @@ struct Ingest: Sendable {
         let result = verifier.verify(bytes, expecting: route.expected)
         verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         let decision = policy.decide(result)
-        let intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
+        var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
+        if intake.isRejected, rejectedBodies.rate == 0 || rejectedBodies.acquire(context.remoteAddress?.ipAddress ?? "unknown") != nil {
+            intake = intake.droppingBody()
+            Self.droppedBodies.increment()
+        }
         let disposition: Disposition
         do {
             disposition = try await writer.submit(intake)
@@ -71,6 +77,9 @@ struct Ingest: Sendable {
         if let postback = result.postback { answer.set("dedup_key", .string(postback.dedupKey)) }
         return JSONResponse.make(answer)
     }
+
+    /// Rejected bodies not stored because their source spent its budget.
+    private static let droppedBodies = Counter(label: "countersign_rejected_bodies_dropped_total")
 
     /// Counters by (route, status, outcome), made once each: the label set is small and fixed by the reason codes.
     private static let counters = Mutex<[String: Counter]>([:])

@@ -53,7 +53,8 @@ enum ServerApplication {
             verifier: verifier,
             policy: policy,
             writer: writer,
-            bodyLimit: settings.bodyLimit
+            bodyLimit: settings.bodyLimit,
+            rejectedBodies: SourceRateLimiter(rate: Double(settings.rejectedBodyBudget) / 60, burst: Double(settings.rejectedBodyBudget))
         )
         let router = Router(context: AppRequestContext.self)
         router.add(middleware: ShutdownMiddleware())
@@ -111,7 +112,7 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [writer, tokenExchange] + appleAdsNames,
+            services: [writer, tokenExchange, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger)] + appleAdsNames,
             onServerRunning: onServerRunning,
             logger: logger
         )
