@@ -50,6 +50,8 @@ struct ServerSettings: Sendable {
     var rejectedRetentionDays = 30.0
     /// Bodies of rejected requests stored per source address per minute; beyond it only the receipt is stored.
     var rejectedBodyBudget = 60
+    /// Whether `/metrics` needs an API key with the `metrics` scope.
+    var metricsRequireKey = false
     /// The Chart.js file the dashboard loads (Debian's `libjs-chart.js`, which `make run` installs).
     var chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
@@ -92,6 +94,7 @@ struct ServerSettings: Sendable {
             if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
         }
         chartLibrary = try source.string("chart-library") ?? chartLibrary
+        metricsRequireKey = try source.bool("metrics-require-key") ?? metricsRequireKey
         rejectedRetentionDays = try source.double("rejected-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? rejectedRetentionDays
         rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
         try readAppleAds(from: &source)

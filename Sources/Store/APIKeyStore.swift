@@ -2,6 +2,37 @@ import Foundation
 import JWS
 import Postback
 
+/// What an API key may do.
+public enum APIScope: String, Sendable, CaseIterable, Comparable {
+    /// Read reports, conversions, intake, postbacks, Apple Ads records and jobs, schemas and names.
+    case read
+    /// Upload schemas and set names (apps' schemas, campaign names, the ad-network registry).
+    case schemas
+    /// Everything, including what later administration routes add.
+    case admin
+    /// Read `/metrics` when the server protects it (`--metrics-require-key`).
+    case metrics
+
+    /// What `apikey create` grants unless told otherwise: reading and uploading schemas, not administration.
+    public static let defaults: Set<APIScope> = [.read, .schemas]
+
+    public static func < (left: APIScope, right: APIScope) -> Bool {
+        allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+    }
+}
+
+/// What a valid key allows: its scopes, and the apps it is limited to (nil: every app).
+public struct APIKeyGrant: Sendable, Equatable {
+    public let scopes: Set<APIScope>
+    public let apps: Set<Int64>?
+
+    /// Whether the key has `scope` (admin has every scope).
+    public func allows(_ scope: APIScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
+
+    /// Whether the key may see `app` (always, when it is limited to no apps).
+    public func covers(app: Int64) -> Bool { apps?.contains(app) ?? true }
+}
+
 /// An API key as listed (the key itself is shown once, at creation, and stored only as a SHA-256 hash).
 public struct APIKeyRecord: Sendable, Equatable {
     public let id: Int64
@@ -10,32 +41,48 @@ public struct APIKeyRecord: Sendable, Equatable {
     public let prefix: String
     public let createdAt: String
     public let revokedAt: String?
+    /// What the key may do.
+    public let grant: APIKeyGrant
 }
 
 /// API keys for the private routes, stored only as SHA-256 hashes.
 public struct APIKeyStore: Sendable {
     let engine: any DatabaseEngine
 
-    /// Creates a key named `name`; returns its record and the key text, which is not stored.
-    public func create(name: String) async throws -> (record: APIKeyRecord, key: String) {
+    /// Creates a key named `name` with `scopes`, limited to `apps` when given; returns its record and the key text,
+    /// which is not stored.
+    public func create(name: String, scopes: Set<APIScope> = APIScope.defaults, apps: Set<Int64>? = nil) async throws -> (record: APIKeyRecord, key: String) {
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
         let key = "cs_" + Base64.encode(bytes, alphabet: .url)
         let prefix = String(key.prefix(9))
         let createdAt = Timestamp.format(Date())
+        let grant = APIKeyGrant(scopes: scopes, apps: apps)
+        let (scopeText, appText) = Self.columns(grant)
         let id = try await engine.write { db -> Int64 in
-            try db.value("INSERT INTO api_keys (name, prefix, key_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-                         [name, prefix, Data(sha256(Array(key.utf8))), createdAt], as: Int64.self) ?? 0
+            try db.value("INSERT INTO api_keys (name, prefix, key_hash, created_at, scopes, apps) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                         [name, prefix, Data(sha256(Array(key.utf8))), createdAt, scopeText, appText], as: Int64.self) ?? 0
         }
-        return (APIKeyRecord(id: id, name: name, prefix: prefix, createdAt: createdAt, revokedAt: nil), key)
+        return (APIKeyRecord(id: id, name: name, prefix: prefix, createdAt: createdAt, revokedAt: nil, grant: grant), key)
+    }
+
+    /// The `scopes` and `apps` columns: comma-separated, in a fixed order; `apps` NULL for every app.
+    static func columns(_ grant: APIKeyGrant) -> (scopes: String, apps: String?) {
+        (grant.scopes.sorted().map(\.rawValue).joined(separator: ","), grant.apps.map { $0.sorted().map(String.init).joined(separator: ",") })
+    }
+
+    /// The grant stored in a key's `scopes` and `apps` columns (unknown scope names are ignored).
+    static func grant(scopes: String, apps: String?) -> APIKeyGrant {
+        APIKeyGrant(scopes: Set(scopes.split(separator: ",").compactMap { APIScope(rawValue: String($0)) }),
+                    apps: apps.map { Set($0.split(separator: ",").compactMap { Int64($0) }) })
     }
 
     /// Every key, newest first.
     public func list() async throws -> [APIKeyRecord] {
         try await engine.read { db in
-            try db.rows("SELECT id, name, prefix, created_at, revoked_at FROM api_keys ORDER BY id DESC", []).map {
+            try db.rows("SELECT id, name, prefix, created_at, revoked_at, scopes, apps FROM api_keys ORDER BY id DESC", []).map {
                 APIKeyRecord(id: try $0.get("id"), name: try $0.get("name"), prefix: try $0.get("prefix"), createdAt: try $0.get("created_at"),
-                             revokedAt: try $0.get("revoked_at"))
+                             revokedAt: try $0.get("revoked_at"), grant: Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps")))
             }
         }
     }
@@ -48,11 +95,13 @@ public struct APIKeyStore: Sendable {
         }
     }
 
-    /// Whether `key` is a known, unrevoked key (compared by hash).
-    public func isValid(_ key: String) async throws -> Bool {
+    /// What `key` allows, if it is a known, unrevoked key (compared by hash); nil otherwise.
+    public func grant(for key: String) async throws -> APIKeyGrant? {
         let hash = Data(sha256(Array(key.utf8)))
         return try await engine.read { db in
-            try db.value("SELECT 1 FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash], as: Bool.self) ?? false
+            try db.row("SELECT scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
+                Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps"))
+            }
         }
     }
 }

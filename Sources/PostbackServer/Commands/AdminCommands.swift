@@ -41,18 +41,44 @@ struct APIKeyCommand: AsyncParsableCommand {
     )
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a key and print it once.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a key and print it once.",
+            discussion: """
+            Scopes: read (reports, conversions, intake, postbacks, Apple Ads records and jobs, schemas and names), schemas
+            (upload schemas, set names), admin (everything), metrics (/metrics when serve has --metrics-require-key).
+            Example: countersign apikey create --name dashboard --scope read --app 1108187390
+            """
+        )
         @Option(help: "Who or what the key is for.") var name: String
+        @Option(help: "Comma-separated scopes: read, schemas, admin, metrics (default read,schemas).") var scope: String?
+        @Option(help: "Limit the key to this app (repeatable; default every app).") var app: [Int64] = []
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            let (record, key) = try await database.open(create: true).apiKeys.create(name: name)
+            var scopes = APIScope.defaults
+            if let scope {
+                scopes = []
+                for name in scope.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                    guard let scope = APIScope(rawValue: name) else {
+                        throw CLIFailure.usage("--scope: unknown scope \"\(name)\"; use \(APIScope.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    scopes.insert(scope)
+                }
+            }
+            guard !scopes.isEmpty else { throw CLIFailure.usage("--scope: name at least one scope") }
+            let (record, key) = try await database.open(create: true).apiKeys.create(name: name, scopes: scopes, apps: app.isEmpty ? nil : Set(app))
             print(JSONValue.object(JSONObject([
                 JSONMember(key: "id", value: .number(String(record.id))),
                 JSONMember(key: "name", value: .string(record.name)),
                 JSONMember(key: "key", value: .string(key)),
-            ])).prettyPrinted)
+            ] + Self.grantMembers(record.grant))).prettyPrinted)
             FileHandle.standardError.write(Data("store the key now: it cannot be shown again\n".utf8))
+        }
+
+        /// `scopes` and `apps` (null: every app) as JSON members.
+        static func grantMembers(_ grant: APIKeyGrant) -> [JSONMember] {
+            [JSONMember(key: "scopes", value: .array(grant.scopes.sorted().map { .string($0.rawValue) })),
+             JSONMember(key: "apps", value: grant.apps.map { .array($0.sorted().map { .number(String($0)) }) } ?? .null)]
         }
     }
 
@@ -69,7 +95,7 @@ struct APIKeyCommand: AsyncParsableCommand {
                     JSONMember(key: "prefix", value: .string(record.prefix)),
                     JSONMember(key: "created_at", value: .string(record.createdAt)),
                     JSONMember(key: "revoked_at", value: record.revokedAt.map { .string($0) } ?? .null),
-                ]))
+                ] + Create.grantMembers(record.grant)))
             }).prettyPrinted)
         }
     }

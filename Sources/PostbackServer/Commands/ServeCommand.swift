@@ -65,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("apple-ads-names-interval"), help: "Seconds between rounds reading missing names (default \(ServeCommand.seconds(defaults.appleAdsNamesInterval))).") var appleAdsNamesInterval: Double?
     @Option(name: .customLong("rejected-retention"), help: "Days the bodies of rejected requests are kept; their receipts stay (default \(ServeCommand.seconds(defaults.rejectedRetentionDays))).") var rejectedRetention: Double?
     @Option(name: .customLong("rejected-body-budget"), help: "Rejected bodies stored per source address a minute; beyond it only the receipt (default \(ServeCommand.defaults.rejectedBodyBudget)).") var rejectedBodyBudget: Int?
+    @Flag(name: .customLong("metrics-require-key"), help: "Serve /metrics only with an API key that has the metrics scope.") var metricsRequireKey = false
     @Option(name: .customLong("chart-library"), help: "The Chart.js file the dashboard loads (default \(ServeCommand.defaults.chartLibrary), Debian's libjs-chart.js).") var chartLibrary: String?
     @Option(name: .customLong("apple-ads-names-max-age"), help: "Seconds after which a name is read again (default \(ServeCommand.seconds(defaults.appleAdsNamesMaxAge))).") var appleAdsNamesMaxAge: Double?
 
@@ -108,6 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
             "apple-ads-names-interval": appleAdsNamesInterval.map { .double($0) },
             "apple-ads-names-max-age": appleAdsNamesMaxAge.map { .double($0) },
             "chart-library": chartLibrary.map { .string($0) },
+            "metrics-require-key": metricsRequireKey ? .bool(true) : nil,
             "rejected-retention": rejectedRetention.map { .double($0) },
             "rejected-body-budget": rejectedBodyBudget.map { .int($0) },
         ]

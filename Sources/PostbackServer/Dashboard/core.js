@@ -52,9 +52,14 @@ export function reportFilters(query, { uncounted = true } = {}) {
   return filters;
 }
 
-/** The server's Prometheus metrics (public, no key) as { name: [{ labels, value }] }. */
+/**
+ * The server's Prometheus metrics as { name: [{ labels, value }] }, or null when the server protects /metrics and this
+ * key lacks the metrics scope (the key is sent for that case).
+ */
 export async function metrics() {
-  const text = await (await fetch('/metrics')).text();
+  const response = await fetch('/metrics', { headers: { Authorization: 'Bearer ' + (session.key || '') } });
+  if (!response.ok) return null;
+  const text = await response.text();
   const samples = {};
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(\{([^}]*)\})?\s+(\S+)/.exec(line);

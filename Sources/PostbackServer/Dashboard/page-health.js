@@ -14,6 +14,27 @@ function counter(samples, name) {
   return (samples[name] || []).reduce((sum, sample) => sum + sample.value, 0);
 }
 
+/** Outcomes over time, outcomes by reason, and the unverifiable postbacks waiting for a key. */
+function renderOutcomes(main, outcomes, reasons, waiting) {
+  const overTime = section(main, 'Verification outcomes per day');
+  chart(overTime, 'chart-health', 'Verification outcomes per day', {
+    type: 'line', data: series(outcomes.rows, 'day', 'status', 'postbacks'),
+    options: { scales: { y: { beginAtZero: true } } },
+  });
+
+  const why = section(main, 'Outcomes and reasons');
+  table(why, { id: 'reasons', caption: 'Postbacks by outcome and reason', rows: reasons.rows, columns: [
+    { key: 'status', label: 'Outcome' }, { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+  ] });
+
+  const keys = section(main, 'Unverifiable postbacks waiting for a key', { wide: true,
+    note: 'Kept and never counted: unknown_kid names a key Countersign does not pin, unknown_version a SKAdNetwork version this build does not know. Once Apple publishes the key (or a SKAdNetwork version this build knows), pin it and run countersign reverify: they are checked again and counted if genuine.' });
+  table(keys, { id: 'unverifiable', caption: 'Unverifiable postbacks by protocol, version and reason', rows: waiting.rows, columns: [
+    { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' }, { key: 'reason', label: 'Reason' },
+    { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+  ] });
+}
+
 export default {
   title: 'Health',
   async render(main, query) {
@@ -22,11 +43,14 @@ export default {
       api('intake', { ...filters, by: 'day,status' }),
       api('intake', { ...filters, by: 'status,reason' }),
       api('intake', { ...filters, status: 'unverifiable', by: 'protocol,version,reason' }),
-      api('adservices/jobs', { state: 'failed', limit: 1 }),
+      api('adservices/jobs', { state: 'failed', limit: 1 }).catch(() => ({ counts: {} })),
       metrics(),
     ]);
 
-    const server = section(main, 'This server', { wide: true, note: 'From this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.' });
+    const server = section(main, 'This server', { wide: true, note: first
+      ? 'From this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.'
+      : 'This server protects /metrics: sign in with a key that has the metrics scope to see them here.' });
+    if (!first) return renderOutcomes(main, outcomes, reasons, waiting);
     const requests = counter(first, 'countersign_postback_requests_total');
     const items = [
       { id: 'requests', label: 'Postback requests', value: requests, shown: format.count(requests) },
@@ -51,22 +75,6 @@ export default {
       rate.querySelector('.value').textContent = format.count(Math.round(perSecond));
     }, 3000);
 
-    const overTime = section(main, 'Verification outcomes per day');
-    chart(overTime, 'chart-health', 'Verification outcomes per day', {
-      type: 'line', data: series(outcomes.rows, 'day', 'status', 'postbacks'),
-      options: { scales: { y: { beginAtZero: true } } },
-    });
-
-    const why = section(main, 'Outcomes and reasons');
-    table(why, { id: 'reasons', caption: 'Postbacks by outcome and reason', rows: reasons.rows, columns: [
-      { key: 'status', label: 'Outcome' }, { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
-    ] });
-
-    const keys = section(main, 'Unverifiable postbacks waiting for a key', { wide: true,
-      note: 'Kept and never counted: unknown_kid names a key Countersign does not pin, unknown_version a SKAdNetwork version this build does not know. Once Apple publishes the key (or a SKAdNetwork version this build knows), pin it and run countersign reverify: they are checked again and counted if genuine.' });
-    table(keys, { id: 'unverifiable', caption: 'Unverifiable postbacks by protocol, version and reason', rows: waiting.rows, columns: [
-      { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' }, { key: 'reason', label: 'Reason' },
-      { key: 'postbacks', label: 'Postbacks', kind: 'count' },
-    ] });
+    renderOutcomes(main, outcomes, reasons, waiting);
   },
 };

@@ -6,11 +6,13 @@ import Postback
 /// The error codes of the HTTP API besides verification reasons (``VerificationReason``); docs/openapi.yaml lists them.
 enum APIErrorCode: String, CaseIterable {
     case apiKeyInQuery = "api_key_in_query"
+    case appNotAllowed = "app_not_allowed"
     case badApp = "bad_app"
     case badParameter = "bad_parameter"
     case chartLibraryMissing = "chart_library_missing"
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
+    case insufficientScope = "insufficient_scope"
     case invalidToken = "invalid_token"
     case methodNotAllowed = "method_not_allowed"
     case missingAPIKey = "missing_api_key"

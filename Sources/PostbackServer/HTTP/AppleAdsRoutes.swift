@@ -78,7 +78,8 @@ enum AppleAdsRoutes {
 
     /// Routes for analysts, inside the API-key group.
     static func addPrivate(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("adservices/records") { request, _ in
+        group.get("adservices/records") { request, context in
+            try context.requireEveryApp("the Apple Ads record listing")
             try QueryParameters.refuseUnknown(request, allowed: ["limit", "after", "format"])
             let format = try QueryParameters.format(request)
             let limit = try QueryParameters.limit(request, default: 1000)
@@ -87,7 +88,8 @@ enum AppleAdsRoutes {
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
         }
-        group.get("adservices/jobs") { request, _ in
+        group.get("adservices/jobs") { request, context in
+            try context.requireEveryApp("the AdServices job listing")
             try QueryParameters.refuseUnknown(request, allowed: ["state", "limit", "format", "order"])
             var states: [TokenJobState] = [.pending, .retrying, .failed]
             if let list = request.uri.queryParameters.get("state") {
@@ -107,8 +109,9 @@ enum AppleAdsRoutes {
             return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
                                      contentType: format.contentType)
         }
-        group.get("adservices/report") { request, _ in
+        group.get("adservices/report") { request, context in
             let parameters = request.uri.queryParameters
+            try context.requireApp(parameters.get("app").flatMap { Int64($0) })
             let query: AttributionReportQuery
             do throws(ReportQuery.Problem) {
                 query = try AttributionReportQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])

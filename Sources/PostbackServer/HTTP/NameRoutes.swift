@@ -26,12 +26,14 @@ enum NameRoutes {
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_networks", value: .array(rows))]))
         }
         group.put("ad-networks/:network") { request, context in
+            try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             let name = try await nameBody(request)
             try await checked { try await store.names.setAdNetwork(network, name: name) }
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_network_id", value: .string(network)), JSONMember(key: "name", value: .string(name))]))
         }
         group.delete("ad-networks/:network") { _, context in
+            try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             guard try await store.names.removeAdNetwork(network) else {
                 throw APIError(.notFound, .nameNotFound, "ad network \(network) has no name in the registry")
@@ -88,6 +90,7 @@ enum NameRoutes {
         guard let text = context.parameters.get("app"), let app = Int64(text), app >= 0, text.allSatisfy(\.isNumber) else {
             throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/names/1108187390")
         }
+        try context.requireApp(app)
         return app
     }
 

@@ -10,8 +10,9 @@ enum PostbackRoutes {
     static let maximumIdentifier = 128
 
     static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, verifier: PostbackVerifier, policy: TrustPolicy) {
-        group.get("intake") { request, _ in
+        group.get("intake") { request, context in
             let query = try intakeQuery(request)
+            try context.requireApp(query.app)
             let format = try QueryParameters.format(request)
             let table = try await store.reports.intake(query)
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
@@ -23,7 +24,10 @@ enum PostbackRoutes {
             guard !identifier.isEmpty, identifier.utf8.count <= maximumIdentifier else {
                 throw APIError(.badRequest, .badParameter, "identifier: must be a postback-identifier or transaction-id (at most \(maximumIdentifier) characters)")
             }
-            let histories = try await store.ledger.history(identifier: identifier)
+            // A key limited to apps sees only their postbacks; others are as if not stored.
+            let histories = try await store.ledger.history(identifier: identifier).filter { history in
+                history.postback["advertised_item_id"]?.int64.map { context.grant?.covers(app: $0) ?? true } ?? false
+            }
             guard !histories.isEmpty else {
                 throw APIError(.notFound, .postbackNotFound, "no stored postback has postback-identifier or transaction-id \(identifier)")
             }

@@ -5,15 +5,17 @@ import Store
 /// `GET /v1/reports` and `GET /v1/conversions`.
 enum ReportRoutes {
     static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("reports") { request, _ in
+        group.get("reports") { request, context in
             let (query, format) = try parse(request, extra: ["format"])
+            try context.requireApp(query.app)
             let table = try await store.reports.report(query)
             // Every format states the zone of its days and weeks; CSV and NDJSON only here.
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
-        group.get("conversions") { request, _ in
+        group.get("conversions") { request, context in
             let (query, format) = try parse(request, extra: ["format", "limit", "after"])
+            try context.requireApp(query.app)
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "conversion")
             if format == .csv {

@@ -42,6 +42,7 @@ enum SchemaRoutes {
         guard let app = context.parameters.get("app"), !app.isEmpty, app.allSatisfy(\.isNumber) else {
             throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/schemas/1108187390")
         }
+        try context.requireApp(Int64(app))
         return app
     }
 

@@ -100,8 +100,9 @@ enum ServerApplication {
             }
             return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))
         }
-        router.get("/metrics") { _, _ in
-            JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
+        router.get("/metrics") { [metricsRequireKey = settings.metricsRequireKey] request, _ in
+            if metricsRequireKey { _ = try await APIKeyMiddleware.authorize(request, store: store, scope: .metrics) }
+            return JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         let requestTimeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout * 1e9))

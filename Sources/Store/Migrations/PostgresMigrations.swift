@@ -392,6 +392,12 @@ enum PostgresMigrations {
             CREATE INDEX receipts_not_stored ON receipts(received_at) WHERE disposition <> 'stored';
             CREATE INDEX receipts_copies ON receipts(postback_id) WHERE postback_id IS NOT NULL;
             """),
+        // What each API key may do: scopes (read, schemas, admin, metrics) and the apps it is limited to (NULL: all).
+        // Keys made before scopes keep every power they had. Frozen text.
+        ("v6-api-key-scopes", """
+            ALTER TABLE api_keys ADD COLUMN scopes text NOT NULL DEFAULT 'read,schemas,admin';
+            ALTER TABLE api_keys ADD COLUMN apps text;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

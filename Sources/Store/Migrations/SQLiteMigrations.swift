@@ -519,6 +519,14 @@ enum SQLiteMigrations {
                 CREATE INDEX receipts_copies ON receipts(postback_id) WHERE postback_id IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v14-api-key-scopes") { db in
+            // What each API key may do: scopes (read, schemas, admin, metrics) and the apps it is limited to (NULL:
+            // all). Keys made before scopes keep every power they had. Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'read,schemas,admin';
+                ALTER TABLE api_keys ADD COLUMN apps TEXT;
+                """)
+        }
         return migrator
     }
 }
