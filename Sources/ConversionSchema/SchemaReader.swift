@@ -194,6 +194,11 @@ private struct Reader {
                 guard let window = Int(member.key) else { continue }
                 windows[window] = windowDefinition(member.value, "\(classPath).windows.\(member.key)", currency: currency)
             }
+            // Apple sends fine values only in the first window (SKAdNetwork 4, AdAttributionKit); later postbacks carry a
+            // coarse value or none, so a fine table there never applies.
+            for window in [1, 2] where windows[window]?.fine != nil {
+                warning("\(classPath).windows.\(window).fine", "Apple sends only coarse values in window \(window); this fine mapping is never used")
+            }
             if windows[0] == nil, !windows.isEmpty {
                 warning(classPath + ".windows", "window 0 is not defined, so later windows have nothing to inherit from")
             }

@@ -39,11 +39,41 @@ public struct SchemaRegistry: Sendable {
         return .stored(revision: revision, warnings: check.warnings, decoded: decoded)
     }
 
-    /// The latest stored document for `app`, with its revision.
-    public func document(app: String) async throws -> (revision: Int, document: String)? {
+    /// The stored document for `app` at `revision` (the latest when nil), with its revision.
+    public func document(app: String, revision: Int? = nil) async throws -> (revision: Int, document: String)? {
         try await engine.read { session in
-            try session.row("SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", [app])
-                .map { (try $0.get("revision", as: Int.self), try $0.get("document", as: String.self)) }
+            let row = if let revision {
+                try session.row("SELECT revision, document FROM schemas WHERE app = ? AND revision = ?", [app, revision])
+            } else {
+                try session.row("SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", [app])
+            }
+            return try row.map { (try $0.get("revision", as: Int.self), try $0.get("document", as: String.self)) }
+        }
+    }
+
+    /// One stored revision of an app's schema.
+    public struct Revision: Sendable, Equatable {
+        public let app: String
+        public let revision: Int
+        public let uploadedAt: String
+        /// The document's size in bytes.
+        public let bytes: Int
+    }
+
+    /// Every revision of `app`'s schema, oldest first; with no app, each app's latest revision, by app.
+    public func revisions(app: String? = nil) async throws -> [Revision] {
+        try await engine.read { session in
+            let rows = if let app {
+                try session.rows("SELECT app, revision, uploaded_at, length(document) AS bytes FROM schemas WHERE app = ? ORDER BY revision", [app])
+            } else {
+                try session.rows("""
+                    SELECT s.app, s.revision, s.uploaded_at, length(s.document) AS bytes FROM schemas s
+                    WHERE s.revision = (SELECT max(revision) FROM schemas t WHERE t.app = s.app) ORDER BY s.app
+                    """, [])
+            }
+            return try rows.map {
+                Revision(app: try $0.get("app"), revision: try $0.get("revision"), uploadedAt: try $0.get("uploaded_at"), bytes: try $0.get("bytes"))
+            }
         }
     }
 }

@@ -23,6 +23,15 @@ import JWS
         #expect(check.schema != nil)
     }
 
+    @Test func fineValuesInLaterWindowsWarn() {
+        let fine = #"{"fine": {"values": [{"range": [0, 63], "events": [{"name": "open"}]}]}}"#
+        let versions = #"[{"version": 1, "effective-from": "2026-01-01T00:00:00Z", "install": {"windows": {"0": \#(fine), "2": \#(fine)}}}]"#
+        let warnings = only(.warning, document(versions: versions))
+        #expect(warnings == [SchemaDiagnostic(severity: .warning, path: "$.versions[0].install.windows.2.fine",
+                                              message: "Apple sends only coarse values in window 2; this fine mapping is never used")])
+        #expect(only(.warning, document()).isEmpty)
+    }
+
     @Test func valueOutOfRange() {
         let errors = only(.error, document(window0: #"{"fine": {"values": [{"value": 64, "events": []}]}}"#))
         #expect(errors.contains { $0.path == "\(w0).fine.values[0]" && $0.message == "value 64 is out of range 0-63" })

@@ -174,3 +174,43 @@ import PostbackMint
         }
     }
 }
+
+/// Schemas managed from the command line, without curl (issue 15, item 6).
+@Suite struct SchemaRegistryCLITests {
+    @Test func uploadListHistoryAndDiff() throws {
+        let directory = Checkout.temporaryDirectory()
+        let database = directory + "/schemas.sqlite"
+        let game = Checkout.root.appendingPathComponent("examples/schemas/game.json").path
+        let first = try countersign(["schema", "upload", game, "--database", database])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try JSONParser.parse(Array(first.stdout.utf8)).object?["revision"] == .number("1"))
+        let changed = try String(contentsOfFile: game, encoding: .utf8).replacingOccurrences(of: "\"USD\"", with: "\"EUR\"")
+        try changed.write(toFile: directory + "/game-eur.json", atomically: true, encoding: .utf8)
+        #expect(try countersign(["schema", "upload", directory + "/game-eur.json", "--database", database]).status == 0)
+        let list = try countersign(["schema", "list", "--database", database])
+        #expect(list.stdout.hasPrefix("1108187390\trevision 2\t"))
+        let history = try countersign(["schema", "history", "1108187390", "--database", database])
+        #expect(history.stdout.split(separator: "\n").map { $0.prefix(10) } == ["revision 1", "revision 2"])
+        let diff = try countersign(["schema", "diff", "1108187390", "--database", database])
+        #expect(diff.status == 1)
+        #expect(diff.stdout.contains("-") && diff.stdout.contains("\"USD\"") && diff.stdout.contains("\"EUR\""))
+        let same = try countersign(["schema", "diff", "1108187390", "--from", "2", "--to", "2", "--database", database])
+        #expect(same.status == 0)
+        #expect(try countersign(["schema", "history", "42", "--database", database]).status == 1)
+        try Data("{\"format\": 1}".utf8).write(to: URL(fileURLWithPath: directory + "/bad.json"))
+        let bad = try countersign(["schema", "upload", directory + "/bad.json", "--database", database])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("countersign schema check"))
+    }
+
+    @Test func simulateUsesItsKeyAgain() throws {
+        let directory = Checkout.temporaryDirectory()
+        let arguments = ["simulate", "--count", "3", "--key-out", directory + "/sim", "--out", directory + "/out.ndjson"]
+        #expect(try countersign(arguments).status == 0)
+        let key = try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8)
+        let again = try countersign(arguments)
+        #expect(again.status == 0)
+        #expect(!again.stderr.contains("generated a signing key"))
+        #expect(try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8) == key)
+    }
+}

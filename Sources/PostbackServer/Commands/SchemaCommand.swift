@@ -4,12 +4,12 @@ import Foundation
 import JWS
 import Postback
 
-/// `countersign schema`: check, explain and import conversion-value schemas.
+/// `countersign schema`: check, explain and import conversion-value schemas; upload them and read their history.
 struct SchemaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
-        abstract: "Check conversion-value schemas, explain what a value means, import MMP mapping tables.",
-        subcommands: [Check.self, Explain.self, ImportCSV.self]
+        abstract: "Check, upload and compare conversion-value schemas, explain what a value means, import MMP mapping tables.",
+        subcommands: [Check.self, Upload.self, List.self, History.self, Diff.self, Explain.self, ImportCSV.self]
     )
 
     /// Reads and checks a schema file; usage errors for unreadable files, exit 1 with the errors when it does not check.
@@ -104,13 +104,13 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "The CSV file, or - for standard input.") var csv: String
         @Option(help: "The app's App Store id.") var app: String
         @Option(help: "The revenue currency (ISO 4217).") var currency = "USD"
-        @Option(name: .customLong("effective-from"), help: "When the schema takes effect (ISO 8601).") var effectiveFrom = "2026-01-01T00:00:00Z"
+        @Option(name: .customLong("effective-from"), help: "When the schema takes effect (ISO 8601; default now).") var effectiveFrom: String?
 
         func run() async throws {
             let text = String(decoding: try readInput(csv), as: UTF8.self)
             let document: JSONValue
             do {
-                document = try CSVImport.schemaDocument(csv: text, app: app, currency: currency, effectiveFrom: effectiveFrom)
+                document = try CSVImport.schemaDocument(csv: text, app: app, currency: currency, effectiveFrom: effectiveFrom ?? Timestamp.format(Date()))
             } catch {
                 throw CLIFailure.rejected("\(csv): \(error)")
             }

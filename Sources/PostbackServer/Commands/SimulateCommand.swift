@@ -13,7 +13,7 @@ struct SimulateCommand: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Generate realistic signed postbacks and send them to a server or write them to a file.",
         discussion: """
-        The postbacks are signed with --signing-key (or a new key written to --key-out); tell the server to trust it:
+        The postbacks are signed with --signing-key (or the key in --key-out, generated there on first use); tell the server to trust it:
           countersign keys generate --out sim
           countersign serve --key countersign-simulator/0=sim/public-key.pem
           countersign simulate --signing-key sim/private-key.pem --count 1000 --url http://127.0.0.1:8080
@@ -27,7 +27,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Requests in flight at once with --url.") var concurrency = 8
     @Option(help: "Random seed, so a run can be repeated exactly.") var seed: UInt64 = 1
     @Option(name: .customLong("signing-key"), help: "P-256 private key PEM to sign with.") var signingKey: String?
-    @Option(name: .customLong("key-out"), help: "Where to write a generated key pair when --signing-key is not given.") var keyOut = "data/simulator-key"
+    @Option(name: .customLong("key-out"), help: "Where the key pair is kept when --signing-key is not given: used again if there, else generated.") var keyOut = "data/simulator-key"
     @Option(help: "The kid AAK postbacks carry; the server must trust it under this id.") var kid = "countersign-simulator/0"
     @Option(name: .customLong("ack-log"), help: "Append the dedup key of every postback answered 200 to this file.") var ackLog: String?
     @Flag(name: .customLong("distinct"), help: "Send only distinct originals: no duplicates or replays (for load tests).") var distinct = false
@@ -63,6 +63,13 @@ struct SimulateCommand: AsyncParsableCommand {
         if let signingKey {
             do { return try ECPrivateKey(pem: String(decoding: try readInput(signingKey), as: UTF8.self)) } catch let error as KeyError {
                 throw CLIFailure.usage("\(signingKey): \(error.message)")
+            }
+        }
+        // A key made by an earlier run is used again, so the server that trusts it goes on accepting what is sent.
+        let privatePath = keyOut + "/private-key.pem"
+        if let text = try? String(contentsOfFile: privatePath, encoding: .utf8) {
+            do { return try ECPrivateKey(pem: text) } catch {
+                throw CLIFailure.usage("\(privatePath) holds no P-256 private key; remove it, or pass --signing-key or another --key-out")
             }
         }
         let key = try ECPrivateKey.generate()
