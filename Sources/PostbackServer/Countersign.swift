@@ -59,7 +59,7 @@ enum Main {
 
 /// Where the pinned keys come from: the key directory plus `--key` additions.
 struct KeyOptions: ParsableArguments {
-    @Option(name: .customLong("keys-dir"), help: "Directory of pinned key PEM files (default: $COUNTERSIGN_KEYS_DIR or ./keys).")
+    @Option(name: .customLong("keys-dir"), help: "Directory of extra or overriding key PEM files; Apple's keys are built in (default: $COUNTERSIGN_KEYS_DIR or ./keys, if present).")
     var keysDirectory: String?
 
     @Option(name: .customLong("key"), help: ArgumentHelp("Trust an extra production key for this run.", valueName: "KID=PEM_FILE"))
@@ -67,6 +67,6 @@ struct KeyOptions: ParsableArguments {
 
     /// The directory actually used.
     var resolvedDirectory: String {
-        keysDirectory ?? ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "keys"
+        keysDirectory ?? ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? Self.defaultDirectory
     }
 }

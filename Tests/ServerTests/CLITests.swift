@@ -214,3 +214,39 @@ import PostbackMint
         #expect(try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8) == key)
     }
 }
+
+/// Apple's keys are built into the binary; a key directory adds keys or overrides one (issue 15, item 6).
+@Suite struct BuiltInKeyTests {
+    func verify(in directory: String, _ arguments: [String]) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Checkout.binary)
+        process.arguments = ["verify", "--allow-development"] + arguments + [Checkout.root.appendingPathComponent("examples/postback.json").path]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit(within: 60, "countersign verify")
+        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: text, as: UTF8.self), stderr: "")
+    }
+
+    @Test func verifyWorksFromAnyDirectory() throws {
+        let result = try verify(in: Checkout.temporaryDirectory(), [])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("\"kid\": \"apple-development-identifier/1\""))
+    }
+
+    @Test func aKeyDirectoryOverridesABuiltInKey() throws {
+        let directory = Checkout.temporaryDirectory()
+        _ = try countersign(["keys", "generate", "--out", directory + "/generated"])
+        try FileManager.default.createDirectory(atPath: directory + "/keys", withIntermediateDirectories: true)
+        let impostor = try String(contentsOfFile: directory + "/generated/public-key.pem", encoding: .utf8)
+        try ("kid: apple-development-identifier/1\nenvironment: development\n" + impostor)
+            .write(toFile: directory + "/keys/apple-development-identifier-1.pem", atomically: true, encoding: .utf8)
+        // The directory's key replaces Apple's, so Apple's own example no longer verifies.
+        let result = try verify(in: directory, [])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("bad_signature"))
+    }
+}

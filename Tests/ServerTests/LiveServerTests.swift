@@ -27,7 +27,7 @@ struct LiveServer {
     }
 
     var keyRing: KeyRing {
-        try! KeyRing.load(directory: Checkout.keys).adding([
+        try! KeyOptions(keysDirectory: Checkout.keys, extraKeys: []).loadKeyRing().adding([
             KeyEntry(keyID: "network/0", key: Self.networkKey.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
         ])
     }

@@ -1,13 +1,26 @@
+import Foundation
 import JWS
 
 extension KeyOptions {
-    /// Loads the key directory and the `--key` additions (`extra` adds keys from other sources, such as a config file).
+    /// Apple's built-in keys, overridden or added to by the key directory's, then the `--key` additions (`extra` adds
+    /// keys from other sources, such as a config file). The default directory (`./keys`) may be absent; one named
+    /// with `--keys-dir` or `COUNTERSIGN_KEYS_DIR` must exist.
     func loadKeyRing(extra: [String] = []) throws(CLIFailure) -> KeyRing {
         do {
-            let ring = try KeyRing.load(directory: resolvedDirectory)
+            var directoryEntries: [KeyEntry] = []
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: resolvedDirectory, isDirectory: &isDirectory) && isDirectory.boolValue
+            if exists || resolvedDirectory != Self.defaultDirectory {
+                directoryEntries = try KeyRing.load(directory: resolvedDirectory).entries
+            }
+            let overridden = Set(directoryEntries.map(\.keyID))
+            let ring = try KeyRing(BuiltInKeys.entries.filter { !overridden.contains($0.keyID) } + directoryEntries)
             return try ring.adding((extraKeys + extra).map { argument throws(KeyError) in try KeyRing.entry(argument: argument) })
         } catch {
             throw CLIFailure.usage(error.message)
         }
     }
+
+    /// The key directory used when none is named.
+    static let defaultDirectory = "keys"
 }

@@ -36,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("database-statement-timeout"), help: "Seconds one PostgreSQL statement may run (default \(ServeCommand.seconds(defaults.databaseStatementTimeout))).") var databaseStatementTimeout: Double?
     @Option(name: .customLong("body-limit"), help: "Largest accepted body in bytes (default \(ServeCommand.defaults.bodyLimit)).") var bodyLimit: Int?
     @Flag(name: .customLong("allow-development"), help: "Accept postbacks signed with Apple's development keys.") var allowDevelopment = false
-    @Option(name: .customLong("keys-dir"), help: "Directory of pinned key PEM files (default \(ServeCommand.defaults.keysDirectory)).") var keysDirectory: String?
+    @Option(name: .customLong("keys-dir"), help: "Directory of extra or overriding key PEM files; Apple's keys are built in (default \(ServeCommand.defaults.keysDirectory), if present).") var keysDirectory: String?
     @Option(name: .customLong("key"), help: ArgumentHelp("Trust an extra production key.", valueName: "KID=PEM_FILE")) var extraKeys: [String] = []
     @Option(name: .customLong("accept-ad-network"), help: "Accept only these ad network ids (repeatable; none means any).") var acceptedAdNetworks: [String] = []
     @Option(help: "normal (survives a crash) or full (survives power loss) (default \(ServeCommand.defaults.durability.rawValue)).") var durability: String?
