@@ -7,8 +7,9 @@ import Postback
 /// The parsers anyone can reach, each as a libFuzzer target: it must return for every input without a crash, a hang
 /// or a leak, and where a property holds for every input the target checks it.
 enum FuzzTargets {
-    /// The pinned keys, so AAK bodies with Apple's kids reach the signature check.
-    static let verifier = PostbackVerifier(keyRing: (try? KeyRing.load(directory: ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "keys"))
+    /// Apple's keys (the ones built into `countersign`, read from their source folder; scripts/fuzz runs from the
+    /// checkout), so AAK bodies with Apple's kids reach the signature check.
+    static let verifier = PostbackVerifier(keyRing: (try? KeyRing.load(directory: ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "Sources/PostbackServer/AppleKeys"))
         ?? (try! KeyRing([])))
 
     /// Target names and what each runs.
