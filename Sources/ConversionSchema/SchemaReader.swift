@@ -13,7 +13,7 @@ public enum SchemaReader {
         do {
             value = try JSONParser.parse(bytes)
         } catch {
-            return SchemaCheck(schema: nil, diagnostics: [SchemaDiagnostic(severity: .error, path: "$", message: "not JSON: \(error)")])
+            return SchemaCheck(schema: nil, diagnostics: [SchemaDiagnostic(severity: .error, path: "$", message: "not JSON: \(error.located(in: bytes))")])
         }
         var reader = Reader()
         let schema = reader.document(value)

@@ -95,6 +95,9 @@ public final class ECPublicKey: @unchecked Sendable {
     public convenience init(pem: String) throws(KeyError) {
         guard let pkey = withBIO(pem, { PEM_read_bio_PUBKEY($0, nil, nil, nil) }) else {
             ERR_clear_error()
+            if pem.contains("PRIVATE KEY-----") {
+                throw KeyError("this is a private key; pin the public key instead (countersign keys generate writes public-key.pem beside private-key.pem), and keep private keys away from the server")
+            }
             throw KeyError("no PEM public key found")
         }
         try self.init(taking: pkey)

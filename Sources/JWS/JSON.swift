@@ -189,6 +189,22 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
     /// What was wrong there.
     public let message: String
     public var description: String { "\(message) at byte \(offset)" }
+
+    /// The message with the line and column (both from 1; columns count characters) where parsing stopped in `bytes`,
+    /// the text that was parsed, for people reading their own file.
+    public func located(in bytes: [UInt8]) -> String {
+        var line = 1
+        var column = 1
+        for byte in bytes.prefix(offset) {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return "\(message) at line \(line), column \(column)"
+    }
 }
 
 /// Member names a caller expects, so the parser can hand back one shared `String` instead of allocating

@@ -37,7 +37,7 @@ public struct PostbackVerifier: Sendable {
         do {
             value = try JSONParser.parse(body, keys: PostbackKeys.table, limits: .publicBody)
         } catch {
-            return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a postback's JSON object: \(error)"), family: nil)
+            return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a postback's JSON object: \(error.located(in: body))"), family: nil)
         }
         guard let object = value.object else {
             return .invalid(FieldProblem(.malformedJSON, field: nil, "the body is not a JSON object"), family: nil)

@@ -250,3 +250,45 @@ import PostbackMint
         #expect(result.stdout.contains("bad_signature"))
     }
 }
+
+/// Errors a newcomer meets say what to do, in one line (issue 15, item 6).
+@Suite struct NewcomerErrorTests {
+    func oneLine(_ result: ProcessResult, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == 2, sourceLocation: sourceLocation)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr.contains(expected), "\(result.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aPortInUseADatabaseThatCannotBeOpenedAndAPrivateKey() throws {
+        let directory = Checkout.temporaryDirectory()
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: Checkout.binary)
+        first.arguments = ["serve", "--port", "0", "--database", directory + "/a.sqlite", "--log-level", "error"]
+        let output = Pipe()
+        first.standardOutput = output
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer { first.terminate(); first.waitUntilExit(within: 60, "the first server") }
+        var line = ""
+        while !line.contains("\n"), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty { line += String(decoding: byte, as: UTF8.self) }
+        let port = try #require(line.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        oneLine(try countersign(["serve", "--port", port, "--database", directory + "/b.sqlite", "--log-level", "error"]),
+                "port \(port) on 127.0.0.1 is in use (another countersign serve?); stop that process or choose another --port")
+        oneLine(try countersign(["serve", "--port", "0", "--database", "/proc/no-such-dir/x.sqlite"]),
+                "cannot create /proc/no-such-dir; check the path and its permissions, or pass another --database")
+        _ = try countersign(["keys", "generate", "--out", directory + "/key"])
+        oneLine(try countersign(["verify", "--key", "x/1=\(directory)/key/private-key.pem", "-"], input: []), "this is a private key; pin the public key instead")
+        oneLine(try countersign(["serve", "--durability", "sometimes"]), "expected normal, full")
+    }
+
+    @Test func jsonErrorsNameTheLineAndColumn() throws {
+        let text = Array("{\n  \"a\": 1,\n  \"b\": ]\n}".utf8)
+        let verified = try countersign(["verify", "-"], input: text)
+        #expect(verified.status == 1)
+        #expect(verified.stdout.contains("unexpected character at line 3, column 8"))
+        let path = Checkout.temporaryDirectory() + "/schema.json"
+        try Data(text).write(to: URL(fileURLWithPath: path))
+        let checked = try countersign(["schema", "check", path])
+        #expect(checked.stdout.contains("not JSON: unexpected character at line 3, column 8"))
+    }
+}

@@ -27,8 +27,17 @@ enum StoreOpening {
             throw CLIFailure.usage("no database at \(path); start countersign serve once to create it, or pass --database")
         }
         do { return try StoreDatabase(settings: StoreSettings(location: location)) } catch {
-            throw CLIFailure.usage("cannot open \(location): \(error)")
+            throw CLIFailure.usage("cannot open \(location): \(reason(error)); check the path and its permissions, or pass another --database")
         }
+    }
+
+    /// Why the store could not be opened, in a few words: a directory that cannot be made names its path and the
+    /// system's reason, rather than Foundation's error dump.
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        guard nsError.domain == NSCocoaErrorDomain, let path = nsError.userInfo[NSFilePathErrorKey] as? String else { return "\(error)" }
+        let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
+        return "cannot create \(path)" + (underlying.map { " (\($0))" } ?? "")
     }
 }
 

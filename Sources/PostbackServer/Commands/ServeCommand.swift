@@ -1,6 +1,7 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import NIOCore
 import Hummingbird
 import JWS
 import Logging
@@ -148,9 +149,14 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("listening on http://\(address)\n".utf8))
             }
         } catch {
-            throw CLIFailure.usage("cannot open database \((try? DatabaseLocation(settings.database))?.description ?? settings.database): \(error)")
+            throw CLIFailure.usage("cannot open database \((try? DatabaseLocation(settings.database))?.description ?? settings.database): "
+                                   + "\(StoreOpening.reason(error)); check the path and its permissions, or pass another --database")
         }
-        try await application.runService()
+        do {
+            try await application.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw CLIFailure.usage("port \(settings.port) on \(settings.host) is in use (another countersign serve?); stop that process or choose another --port")
+        }
     }
 }
 
