@@ -80,19 +80,11 @@ public struct IntakeQuery: Sendable, Equatable {
             switch name {
             case "from", "to": times.append((name, value))
             case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
-            case "app":
-                guard let app = Int64(value), app > 0 else { throw fail("must be an App Store item id (digits)") }
-                query.app = app
+            case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = value
-            case "protocol":
-                guard let family = PostbackProtocol(rawValue: value) else { throw fail("must be aak or skan") }
-                query.family = family
-            case "environment":
-                guard ["production", "development"].contains(value) else { throw fail("must be production or development") }
-                query.environment = value
-            case "window":
-                guard let window = Int(value), (0...2).contains(window) else { throw fail("must be 0, 1 or 2") }
-                query.window = window
+            case "protocol": query.family = try QueryParameter.family(name, value)
+            case "environment": query.environment = try QueryParameter.environment(name, value)
+            case "window": query.window = try QueryParameter.window(name, value)
             case "status":
                 guard let status = Status(rawValue: value) else {
                     throw fail("must be one of \(Status.allCases.map(\.rawValue).joined(separator: ", "))")

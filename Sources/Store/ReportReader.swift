@@ -22,6 +22,30 @@ enum QueryParameter {
         return zone
     }
 
+    /// A numeric App Store id.
+    static func app(_ name: String, _ value: String) throws(Problem) -> Int64 {
+        guard let app = Int64(value), app >= 0 else { throw Problem(parameter: name, message: "must be a numeric App Store id") }
+        return app
+    }
+
+    /// `aak` or `skan`.
+    static func family(_ name: String, _ value: String) throws(Problem) -> PostbackProtocol {
+        guard let family = PostbackProtocol(rawValue: value) else { throw Problem(parameter: name, message: "must be aak or skan") }
+        return family
+    }
+
+    /// A conversion window, 0 to 2.
+    static func window(_ name: String, _ value: String) throws(Problem) -> Int {
+        guard let window = Int(value), (0...2).contains(window) else { throw Problem(parameter: name, message: "must be 0, 1 or 2") }
+        return window
+    }
+
+    /// `production` or `development`.
+    static func environment(_ name: String, _ value: String) throws(Problem) -> String {
+        guard ["production", "development"].contains(value) else { throw Problem(parameter: name, message: "must be production or development") }
+        return value
+    }
+
     /// `true`, `false`, `1` or `0`.
     static func flag(_ name: String, _ value: String) throws(Problem) -> Bool {
         guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else { throw Problem(parameter: name, message: "must be true or false") }
@@ -198,9 +222,7 @@ public struct ReportQuery: Sendable, Equatable {
             switch name {
             case "from", "to": times.append((name, value))
             case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
-            case "app":
-                guard let app = Int64(value), app >= 0 else { throw fail("must be a numeric App Store id") }
-                query.app = app
+            case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = value
             case "source_prefix":
                 guard (1...4).contains(value.count), value.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fail("must be 1 to 4 digits") }
@@ -210,9 +232,7 @@ public struct ReportQuery: Sendable, Equatable {
                     throw fail("must be download, redownload, re-engagement or install")
                 }
                 query.conversionType = value
-            case "window":
-                guard let window = Int(value), (0...2).contains(window) else { throw fail("must be 0, 1 or 2") }
-                query.window = window
+            case "window": query.window = try QueryParameter.window(name, value)
             case "did_win":
                 query.didWin = try QueryParameter.flag(name, value)
             case "interaction":
@@ -221,18 +241,14 @@ public struct ReportQuery: Sendable, Equatable {
             case "country":
                 guard value.count == 2, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a two-letter country code") }
                 query.country = value.uppercased()
-            case "environment":
-                guard ["production", "development"].contains(value) else { throw fail("must be production or development") }
-                query.environment = value
+            case "environment": query.environment = try QueryParameter.environment(name, value)
             case "tier":
                 guard let tier = Int(value), (0...3).contains(tier) else { throw fail("must be 0 to 3") }
                 query.tier = tier
             case "currency":
                 guard value.count == 3, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a three-letter ISO 4217 code such as USD") }
                 query.currency = value.uppercased()
-            case "protocol":
-                guard let family = PostbackProtocol(rawValue: value) else { throw fail("must be aak or skan") }
-                query.family = family
+            case "protocol": query.family = try QueryParameter.family(name, value)
             case "include_uncounted":
                 query.includeUncounted = try QueryParameter.flag(name, value)
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
