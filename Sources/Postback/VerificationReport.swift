@@ -9,6 +9,10 @@ public enum VerificationReport {
         document.set("outcome", .string(result.outcome.rawValue))
         let reason: FieldProblem? = {
             if case .refuse(let problem) = decision { return problem }
+            if case .accept(_, .appNotRegistered?) = decision, let postback = result.postback {
+                return FieldProblem(.appNotRegistered, field: "advertised-item-identifier",
+                                    "app \(postback.advertisedItemID) is not in this installation's app registry; it is kept, not counted")
+            }
             return result.problem
         }()
         document.set("reason", reason.map { .string($0.reason.rawValue) } ?? .null)
@@ -17,7 +21,7 @@ public enum VerificationReport {
         let accepted: Bool
         let countable: Bool
         switch decision {
-        case .accept(let isCountable): (accepted, countable) = (true, isCountable)
+        case .accept(let isCountable, _): (accepted, countable) = (true, isCountable)
         case .keep, .refuse: (accepted, countable) = (false, false)
         }
         document.set("accepted", .bool(accepted))

@@ -49,12 +49,14 @@ public enum VerificationReason: String, Sendable, CaseIterable, Codable {
     case developmentNotAllowed = "development_not_allowed"
     /// The ad network id is not in the accepted list.
     case adNetworkNotAccepted = "ad_network_not_accepted"
+    /// The installation keeps an app registry and this postback's app is not in it: stored, never counted.
+    case appNotRegistered = "app_not_registered"
 
     /// The outcome a failure of this kind leads to.
     public var outcome: VerificationOutcome {
         switch self {
         case .unknownKid, .unknownVersion, .noKey: .unverifiable
-        case .developmentNotAllowed, .adNetworkNotAccepted: .verified
+        case .developmentNotAllowed, .adNetworkNotAccepted, .appNotRegistered: .verified
         default: .invalid
         }
     }
@@ -150,11 +152,27 @@ public struct TrustPolicy: Sendable {
     public var allowDevelopment: Bool
     /// Ad network ids accepted; empty accepts any.
     public var acceptedAdNetworks: Set<String>
+    /// The app registry's rules by app id; nil when the installation keeps no registry (every app is served).
+    public var apps: [Int64: AppRule]?
+
+    /// One registered app's own policy, applied on top of the server's.
+    public struct AppRule: Sendable, Equatable {
+        /// Ad network ids accepted for this app; empty accepts those the server accepts.
+        public var acceptedAdNetworks: Set<String>
+        /// Whether this app's development postbacks are accepted even when the server's setting refuses them.
+        public var allowDevelopment: Bool
+
+        public init(acceptedAdNetworks: Set<String> = [], allowDevelopment: Bool = false) {
+            self.acceptedAdNetworks = acceptedAdNetworks
+            self.allowDevelopment = allowDevelopment
+        }
+    }
 
     /// Creates a policy.
-    public init(allowDevelopment: Bool = false, acceptedAdNetworks: Set<String> = []) {
+    public init(allowDevelopment: Bool = false, acceptedAdNetworks: Set<String> = [], apps: [Int64: AppRule]? = nil) {
         self.allowDevelopment = allowDevelopment
         self.acceptedAdNetworks = acceptedAdNetworks
+        self.apps = apps
     }
 
     /// What to do with a verification result.
@@ -167,18 +185,25 @@ public struct TrustPolicy: Sendable {
             return .keep
         case .verified(let postback, let signer):
             if let refusal = networkRefusal(postback) { return .refuse(refusal) }
+            let rule = apps?[postback.advertisedItemID]
             if signer.environment == .development {
-                guard allowDevelopment else {
+                guard allowDevelopment || rule?.allowDevelopment == true else {
                     return .refuse(FieldProblem(.developmentNotAllowed, field: nil,
-                        "signed with development key \(signer.keyID); start with --allow-development to accept it"))
+                        "signed with development key \(signer.keyID); start with --allow-development (or allow it for the app) to accept it"))
                 }
                 return .accept(countable: false)
+            }
+            if let apps, apps[postback.advertisedItemID] == nil {
+                return .accept(countable: false, reason: .appNotRegistered)
             }
             return .accept(countable: true)
         }
     }
 
     private func networkRefusal(_ postback: Postback) -> FieldProblem? {
+        if let accepted = apps?[postback.advertisedItemID]?.acceptedAdNetworks, !accepted.isEmpty, !accepted.contains(postback.adNetworkID) {
+            return FieldProblem(.adNetworkNotAccepted, field: "ad-network-id", "ad network \(postback.adNetworkID) is not accepted for app \(postback.advertisedItemID)")
+        }
         guard !acceptedAdNetworks.isEmpty, !acceptedAdNetworks.contains(postback.adNetworkID) else { return nil }
         return FieldProblem(.adNetworkNotAccepted, field: "ad-network-id", "ad network \(postback.adNetworkID) is not accepted here")
     }
@@ -186,8 +211,9 @@ public struct TrustPolicy: Sendable {
 
 /// The policy's verdict on one result.
 public enum PolicyDecision: Sendable, Equatable {
-    /// Store it; `countable` is true only for production-verified postbacks.
-    case accept(countable: Bool)
+    /// Store it; `countable` is true only for production-verified postbacks; `reason` says why one is not (an app
+    /// outside the registry), when it is not its environment.
+    case accept(countable: Bool, reason: VerificationReason? = nil)
     /// Store it as unverifiable: kept, not counted, re-checkable.
     case keep
     /// Do not store it as a postback.

@@ -37,8 +37,11 @@ public struct Intake: Sendable {
             reason = problem.reason.rawValue
             row = nil
         } else {
-            reason = result.problem?.reason.rawValue
-            row = result.postback.map { [receivedAtText] in PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: receivedAtText, reason: result.problem?.reason.rawValue) }
+            var policyReason: VerificationReason?
+            if case .accept(_, let why) = decision { policyReason = why }
+            let reason = (result.problem?.reason ?? policyReason)?.rawValue
+            self.reason = reason
+            row = result.postback.map { [receivedAtText] in PostbackRow(postback: $0, intake: (route, result, decision), receivedAt: receivedAtText, reason: reason) }
         }
     }
 

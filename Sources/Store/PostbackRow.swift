@@ -10,7 +10,7 @@ struct PostbackRow: Sendable {
 
     init(postback: Postback, intake: (route: String, result: VerificationResult, decision: PolicyDecision), receivedAt: String, reason: String?) {
         var countable = false
-        if case .accept(let isCountable) = intake.decision { countable = isCountable }
+        if case .accept(let isCountable, _) = intake.decision { countable = isCountable }
         var keyID: String?
         var environment: String?
         if case .verified(_, let signer) = intake.result {

@@ -25,6 +25,10 @@ public struct SchemaRegistry: Sendable {
         guard schema.app == app else {
             return .invalid([SchemaDiagnostic(severity: .error, path: "$.app", message: "is \(schema.app) but the upload is for app \(app)")])
         }
+        let registered = try await engine.read { session in try session.value("SELECT currency FROM apps WHERE app = ?", [Int64(app) ?? -1], as: String.self) }
+        if let registered, let currency = schema.currency, registered != currency {
+            return .invalid([SchemaDiagnostic(severity: .error, path: "$.currency", message: "is \(currency) but the app registry says app \(app) reports in \(registered)")])
+        }
         let catalog = self.catalog
         let text = String(decoding: document, as: UTF8.self)
         let revision = try await engine.write { session -> Int in

@@ -93,6 +93,8 @@ public final class StoreDatabase: Sendable {
     public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
     /// How long the bodies of rejected requests are kept.
     public var rejectedBodies: RejectedBodyRetention { RejectedBodyRetention(engine: engine) }
+    /// The apps this installation serves, with their policies.
+    public var apps: AppRegistry { AppRegistry(engine: engine) }
     /// Online backups of an SQLite store.
     public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

@@ -135,4 +135,26 @@ enum AppleExamples {
         #expect(problem.reason == .developmentNotAllowed)
         #expect(TrustPolicy(allowDevelopment: true).decide(result) == .accept(countable: false))
     }
+
+    /// The app registry's rules on top of the server's (issue 15, item 2): an app may allow its development postbacks
+    /// and limit its ad networks; with a registry, an app outside it is kept, not counted.
+    @Test func appRulesApplyOnTopOfTheServersPolicy() throws {
+        let vector = try #require(AppleExamples.verifying.first { $0.id == "aak-dev1-reengagement-fine" })
+        let result = verifier.verify(vector.body)
+        let app = try #require(result.postback?.advertisedItemID)
+        let allowing = TrustPolicy(allowDevelopment: false, apps: [app: .init(allowDevelopment: true)])
+        #expect(allowing.decide(result) == .accept(countable: false))
+        let otherApp = TrustPolicy(allowDevelopment: false, apps: [app + 1: .init(allowDevelopment: true)])
+        guard case .refuse(let refusal) = otherApp.decide(result) else { Issue.record("accepted"); return }
+        #expect(refusal.reason == .developmentNotAllowed)
+        let limited = TrustPolicy(allowDevelopment: true, apps: [app: .init(acceptedAdNetworks: ["someone.else"])])
+        guard case .refuse(let network) = limited.decide(result) else { Issue.record("accepted"); return }
+        #expect(network.reason == .adNetworkNotAccepted)
+        let production = try #require(AppleExamples.verifying.first { $0.id == "skan-4.0-web-high-tier" })
+        let counted = verifier.verify(production.body)
+        #expect(TrustPolicy(apps: nil).decide(counted) == .accept(countable: true))
+        #expect(TrustPolicy(apps: [1: .init()]).decide(counted) == .accept(countable: false, reason: .appNotRegistered))
+        let registered = try #require(counted.postback?.advertisedItemID)
+        #expect(TrustPolicy(apps: [registered: .init()]).decide(counted) == .accept(countable: true))
+    }
 }

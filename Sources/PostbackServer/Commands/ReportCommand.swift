@@ -17,7 +17,7 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(help: "Comma-separated dimensions to group by.") var by: String?
     @Option(help: "Received at or after (ISO 8601; without a zone, in --tz).") var from: String?
     @Option(help: "Received before (ISO 8601; without a zone, in --tz).") var to: String?
-    @Option(help: "IANA time zone of day and week buckets and of dates without a zone (default UTC).") var tz: String?
+    @Option(help: "IANA time zone of day and week buckets and of dates without a zone (default: the --app's registered zone, else UTC).") var tz: String?
     @Option(help: "The advertised app's id.") var app: String?
     @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
     @Option(name: .customLong("source-prefix"), help: "Source identifiers starting with these digits.") var sourcePrefix: String?
@@ -43,9 +43,12 @@ struct ReportCommand: AsyncParsableCommand {
         for (name, value) in options { if let value { pairs.append((name, value)) } }
         if includeUncounted { pairs.append(("include_uncounted", "true")) }
         guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+        let store = try database.open()
+        // A report of one registered app, without --tz, counts days in the app's registered time zone.
+        if tz == nil, let app = app.flatMap({ Int64($0) }), let zone = try await store.apps.timeZone(app: app) { pairs.append(("tz", zone)) }
         let query: ReportQuery
         do { query = try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
-        let table = try await database.open().reports.report(query)
+        let table = try await store.reports.report(query)
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
     }
 }

@@ -18,8 +18,9 @@ struct ReverifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let verifier = PostbackVerifier(keyRing: try keys.loadKeyRing())
-        let policy = TrustPolicy(allowDevelopment: allowDevelopment)
         let store = try database.open()
+        // The app registry applies as at ingest: a promoted postback of an unregistered app is kept, not counted.
+        let policy = TrustPolicy(allowDevelopment: allowDevelopment, apps: try store.apps.rulesAtStart())
         let summary = try await store.ledger.reverify { route, body in
             let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
             return (result, policy.decide(result))

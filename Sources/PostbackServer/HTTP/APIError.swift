@@ -7,6 +7,7 @@ import Postback
 enum APIErrorCode: String, CaseIterable {
     case apiKeyInQuery = "api_key_in_query"
     case appNotAllowed = "app_not_allowed"
+    case appNotRegistered = "app_not_registered"
     case badApp = "bad_app"
     case badParameter = "bad_parameter"
     case chartLibraryMissing = "chart_library_missing"

@@ -12,6 +12,8 @@ import Synchronization
 struct Ingest: Sendable {
     let verifier: PostbackVerifier
     let policy: TrustPolicy
+    /// The app registry's rules, applied on top of `policy`.
+    let appRules: AppPolicyRefresher
     let writer: GroupCommitWriter
     let bodyLimit: Int
     /// The bodies of rejected requests each source may have stored a minute; beyond it only their receipts are stored.
@@ -43,7 +45,7 @@ struct Ingest: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let result = verifier.verify(bytes, expecting: route.expected)
         verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
-        let decision = policy.decide(result)
+        let decision = appRules.applied(to: policy).decide(result)
         var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
         if intake.isRejected, rejectedBodies.rate == 0 || rejectedBodies.acquire(context.remoteAddress?.ipAddress ?? "unknown") != nil {
             intake = intake.droppingBody()

@@ -9,9 +9,10 @@ enum PostbackRoutes {
     /// The longest identifier looked up: Apple's are UUIDs (36 characters).
     static let maximumIdentifier = 128
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, verifier: PostbackVerifier, policy: TrustPolicy) {
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, verifier: PostbackVerifier, policy: TrustPolicy,
+                    appRules: AppPolicyRefresher) {
         group.get("intake") { request, context in
-            let query = try intakeQuery(request)
+            let query = try intakeQuery(try await ReportRoutes.parameters(request, store: store))
             try context.requireApp(query.app)
             let format = try QueryParameters.format(request)
             let table = try await store.reports.intake(query)
@@ -33,13 +34,12 @@ enum PostbackRoutes {
             }
             return JSONResponse.make(JSONObject([
                 JSONMember(key: "identifier", value: .string(identifier)),
-                JSONMember(key: "postbacks", value: .array(histories.map { .object(document($0, verifier: verifier, policy: policy)) })),
+                JSONMember(key: "postbacks", value: .array(histories.map { .object(document($0, verifier: verifier, policy: appRules.applied(to: policy))) })),
             ]))
         }
     }
 
-    static func intakeQuery(_ request: Request) throws -> IntakeQuery {
-        let pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    static func intakeQuery(_ pairs: [(String, String)]) throws -> IntakeQuery {
         do {
             return try IntakeQuery.parse(pairs, extraAllowed: ["format"])
         } catch {

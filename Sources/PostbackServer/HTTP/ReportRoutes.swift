@@ -6,7 +6,7 @@ import Store
 enum ReportRoutes {
     static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
         group.get("reports") { request, context in
-            let (query, format) = try parse(request, extra: ["format"])
+            let (query, format) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
             let table = try await store.reports.report(query)
             // Every format states the zone of its days and weeks; CSV and NDJSON only here.
@@ -14,7 +14,7 @@ enum ReportRoutes {
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
         group.get("conversions") { request, context in
-            let (query, format) = try parse(request, extra: ["format", "limit", "after"])
+            let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "conversion")
@@ -33,8 +33,8 @@ enum ReportRoutes {
         }
     }
 
-    static func parse(_ request: Request, extra: Set<String>) throws -> (ReportQuery, ReportFormat) {
-        let pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    static func parse(_ request: Request, extra: Set<String>, store: StoreDatabase) async throws -> (ReportQuery, ReportFormat) {
+        let pairs = try await parameters(request, store: store)
         let query: ReportQuery
         do {
             query = try ReportQuery.parse(pairs, extraAllowed: extra)
@@ -42,5 +42,16 @@ enum ReportRoutes {
             throw APIError(.badRequest, .badParameter, error.description)
         }
         return (query, try QueryParameters.format(request))
+    }
+
+    /// The request's query parameters, with the app's registered time zone added when the request names an app and
+    /// no `tz`.
+    static func parameters(_ request: Request, store: StoreDatabase) async throws -> [(String, String)] {
+        var pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+        if !pairs.contains(where: { $0.0 == "tz" }), let app = pairs.first(where: { $0.0 == "app" }).flatMap({ Int64($0.1) }),
+           let zone = try await store.apps.timeZone(app: app) {
+            pairs.append(("tz", zone))
+        }
+        return pairs
     }
 }

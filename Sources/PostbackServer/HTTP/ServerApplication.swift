@@ -49,9 +49,11 @@ enum ServerApplication {
         let writer = GroupCommitWriter(database: store)
         let verifier = PostbackVerifier(keyRing: keyRing)
         let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
+        let appRules = try AppPolicyRefresher(store: store, logger: logger)
         let ingest = Ingest(
             verifier: verifier,
             policy: policy,
+            appRules: appRules,
             writer: writer,
             bodyLimit: settings.bodyLimit,
             rejectedBodies: SourceRateLimiter(rate: Double(settings.rejectedBodyBudget) / 60, burst: Double(settings.rejectedBodyBudget))
@@ -66,7 +68,8 @@ enum ServerApplication {
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
         NameRoutes.add(to: privateAPI, store: store)
-        PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, policy: policy)
+        PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, policy: policy, appRules: appRules)
+        AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         let tokenExchange = TokenExchangeRunner(
             store: store,
@@ -113,7 +116,7 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [writer, tokenExchange, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger)] + appleAdsNames,
+            services: [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger)] + appleAdsNames,
             onServerRunning: onServerRunning,
             logger: logger
         )

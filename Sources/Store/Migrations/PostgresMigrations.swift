@@ -398,6 +398,19 @@ enum PostgresMigrations {
             ALTER TABLE api_keys ADD COLUMN scopes text NOT NULL DEFAULT 'read,schemas,admin';
             ALTER TABLE api_keys ADD COLUMN apps text;
             """),
+        // The apps an installation serves, each with its own policy: accepted ad networks (comma-separated; NULL: the
+        // server's), development postbacks allowed, the currency and time zone its reports use. Frozen text.
+        ("v7-app-registry", """
+            CREATE TABLE apps (
+                app bigint PRIMARY KEY,
+                name text NOT NULL,
+                ad_networks text,
+                allow_development integer NOT NULL DEFAULT 0,
+                currency text,
+                time_zone text,
+                updated_at text NOT NULL
+            );
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -527,6 +527,21 @@ enum SQLiteMigrations {
                 ALTER TABLE api_keys ADD COLUMN apps TEXT;
                 """)
         }
+        migrator.registerMigration("v15-app-registry") { db in
+            // The apps an installation serves, each with its own policy: accepted ad networks (comma-separated; NULL:
+            // the server's), development postbacks allowed, the currency and time zone its reports use. Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE apps (
+                    app INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    ad_networks TEXT,
+                    allow_development INTEGER NOT NULL DEFAULT 0,
+                    currency TEXT,
+                    time_zone TEXT,
+                    updated_at TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import JWS
+import Store
+
+/// `countersign apps`: the registry of apps this installation serves, with each app's policy.
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Register the apps this installation serves, each with its accepted ad networks, development setting, currency and time zone.",
+        discussion: """
+        With no app registered every app is served. Once one is, postbacks of other apps are stored but never counted
+        (reason app_not_registered). Running servers apply a change within 5 seconds.
+        Example: countersign apps set 1108187390 --name Game --ad-network example123.skadnetwork --currency USD --time-zone Europe/Berlin
+        """,
+        subcommands: [SetApp.self, List.self, Remove.self]
+    )
+
+    struct SetApp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Register an app, or replace its settings.")
+        @Argument(help: "The app's App Store id.") var app: Int64
+        @Option(help: "What people call the app.") var name: String
+        @Option(name: .customLong("ad-network"), help: "Accept only this ad network for the app (repeatable; default: those the server accepts).") var adNetworks: [String] = []
+        @Flag(name: .customLong("allow-development"), help: "Accept the app's development postbacks (never counted) whatever the server's setting.") var allowDevelopment = false
+        @Option(help: "The app's revenue currency (ISO 4217); a schema in another currency is refused.") var currency: String?
+        @Option(name: .customLong("time-zone"), help: "The IANA time zone of the app's report days when a report names the app and no zone.") var timeZone: String?
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open(create: true)
+            defer { store.close() }
+            let entry = AppRegistry.Entry(app: app, name: name, adNetworks: adNetworks, allowDevelopment: allowDevelopment,
+                                          currency: currency?.uppercased(), timeZone: timeZone)
+            do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
+                throw CLIFailure.usage("--\(problem.field.replacingOccurrences(of: "_", with: "-")): \(problem.message)")
+            }
+            let stored = try await store.apps.list().first { $0.app == app }
+            print(JSONValue.object(stored?.json ?? entry.json).prettyPrinted)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the registered apps.")
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            let apps = try await store.apps.list()
+            if apps.isEmpty { FileHandle.standardError.write(Data("no app registered: every app is served\n".utf8)) }
+            print(JSONValue.array(apps.map { .object($0.json) }).prettyPrinted)
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an app from the registry (its postbacks stay).")
+        @Argument(help: "The app's App Store id.") var app: Int64
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            guard try await store.apps.remove(app: app) else { throw CLIFailure.rejected("app \(app) is not in the registry") }
+            print("removed \(app)")
+        }
+    }
+}

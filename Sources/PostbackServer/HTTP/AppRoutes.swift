@@ -1,0 +1,61 @@
+import Hummingbird
+import JWS
+import Store
+
+/// `GET /v1/apps`, `PUT /v1/apps/{app}` and `DELETE /v1/apps/{app}`: the app registry (changes need the admin scope).
+enum AppRoutes {
+    static let maximumBodySize = 16 * 1024
+
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, appRules: AppPolicyRefresher) {
+        group.get("apps") { _, context in
+            let apps = try await store.apps.list().filter { context.grant?.covers(app: $0.app) ?? true }
+            return JSONResponse.make(JSONObject([JSONMember(key: "apps", value: .array(apps.map { .object($0.json) }))]))
+        }
+        group.put("apps/:app") { request, context in
+            let app = try NameRoutes.appParameter(context)
+            let body = try await RequestBody.collect(request, limit: maximumBodySize)
+            let entry = try entry(app: app, body: Array(buffer: body))
+            do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
+                throw APIError(.badRequest, .badParameter, problem.description)
+            }
+            try await appRules.refresh()
+            let stored = try await store.apps.list().first { $0.app == app }
+            return JSONResponse.make(stored?.json ?? entry.json)
+        }
+        group.delete("apps/:app") { _, context in
+            let app = try NameRoutes.appParameter(context)
+            guard try await store.apps.remove(app: app) else { throw APIError(.notFound, .appNotRegistered, "app \(app) is not in the registry") }
+            try await appRules.refresh()
+            return Response(status: .noContent)
+        }
+    }
+
+    /// The body `{"name": ..., "ad_networks": [...], "allow_development": bool, "currency": "EUR", "time_zone": "Europe/Berlin"}`.
+    static func entry(app: Int64, body: [UInt8]) throws -> AppRegistry.Entry {
+        let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin"}"#
+        guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
+        let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone"]
+        for member in object.members where !known.contains(member.key) {
+            throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
+        }
+        guard let name = object["name"]?.string else { throw APIError(.badRequest, .badParameter, "name: required; \(usage)") }
+        var networks: [String] = []
+        if let list = object["ad_networks"], list != .null {
+            guard case .array(let items) = list, let strings = Optional(items.compactMap(\.string)), strings.count == items.count else {
+                throw APIError(.badRequest, .badParameter, "ad_networks: must be a list of ad network ids")
+            }
+            networks = strings
+        }
+        func optionalText(_ key: String) throws -> String? {
+            guard let value = object[key], value != .null else { return nil }
+            guard let text = value.string else { throw APIError(.badRequest, .badParameter, "\(key): must be text") }
+            return text
+        }
+        let development = object["allow_development"]
+        guard development == nil || development == .null || development?.bool != nil else {
+            throw APIError(.badRequest, .badParameter, "allow_development: must be true or false")
+        }
+        return AppRegistry.Entry(app: app, name: name, adNetworks: networks, allowDevelopment: development?.bool ?? false,
+                                 currency: try optionalText("currency"), timeZone: try optionalText("time_zone"))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import JWS
+import Postback
+
+/// The apps an installation serves, each with its own policy. With no app registered every app is served, as before
+/// the registry existed; once one is, postbacks of other apps are stored but never counted (`app_not_registered`).
+public struct AppRegistry: Sendable {
+    let engine: any DatabaseEngine
+
+    /// One registered app.
+    public struct Entry: Sendable, Equatable {
+        public var app: Int64
+        public var name: String
+        /// Ad network ids accepted for the app; empty accepts those the server accepts.
+        public var adNetworks: [String]
+        /// Whether the app's development postbacks are accepted (never counted) whatever the server's setting.
+        public var allowDevelopment: Bool
+        /// The currency the app's revenue is in (ISO 4217); a schema in another currency is refused.
+        public var currency: String?
+        /// The IANA time zone of the app's report days when a report names the app and no zone.
+        public var timeZone: String?
+        public var updatedAt: String
+
+        public init(app: Int64, name: String, adNetworks: [String] = [], allowDevelopment: Bool = false, currency: String? = nil,
+                    timeZone: String? = nil, updatedAt: String = "") {
+            self.app = app
+            self.name = name
+            self.adNetworks = adNetworks
+            self.allowDevelopment = allowDevelopment
+            self.currency = currency
+            self.timeZone = timeZone
+            self.updatedAt = updatedAt
+        }
+
+        /// The entry as JSON, as the CLI and the API show it.
+        public var json: JSONObject {
+            JSONObject([
+                JSONMember(key: "app", value: .number(String(app))), JSONMember(key: "name", value: .string(name)),
+                JSONMember(key: "ad_networks", value: .array(adNetworks.map { .string($0) })),
+                JSONMember(key: "allow_development", value: .bool(allowDevelopment)),
+                JSONMember(key: "currency", value: currency.map { .string($0) } ?? .null),
+                JSONMember(key: "time_zone", value: timeZone.map { .string($0) } ?? .null),
+                JSONMember(key: "updated_at", value: .string(updatedAt)),
+            ])
+        }
+    }
+
+    /// Why an entry was refused.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public let field: String
+        public let message: String
+        public var description: String { "\(field): \(message)" }
+    }
+
+    /// Checks an entry's fields: a name, ad network ids without commas, an ISO 4217 currency, an IANA time zone.
+    public static func check(_ entry: Entry) throws(Problem) {
+        guard !entry.name.isEmpty, entry.name.count <= 200, !entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Problem(field: "name", message: "must be 1 to 200 characters without control characters")
+        }
+        for network in entry.adNetworks where network.isEmpty || network.contains(",") || network.count > 200 {
+            throw Problem(field: "ad_networks", message: "each must be an ad network id such as example123.skadnetwork")
+        }
+        if let currency = entry.currency, currency.count != 3 || !currency.allSatisfy({ $0.isASCII && $0.isUppercase }) {
+            throw Problem(field: "currency", message: "must be a three-letter ISO 4217 code such as USD")
+        }
+        if let zone = entry.timeZone, ReportTimeZone(identifier: zone) == nil {
+            throw Problem(field: "time_zone", message: "must be an IANA time zone name such as Europe/Berlin")
+        }
+    }
+
+    /// Adds or replaces `entry`.
+    public func set(_ entry: Entry) async throws {
+        try Self.check(entry)
+        let now = Timestamp.format(Date())
+        try await engine.write { db in
+            _ = try db.execute("""
+                INSERT INTO apps (app, name, ad_networks, allow_development, currency, time_zone, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app) DO UPDATE SET name = excluded.name, ad_networks = excluded.ad_networks,
+                    allow_development = excluded.allow_development, currency = excluded.currency, time_zone = excluded.time_zone,
+                    updated_at = excluded.updated_at
+                """, [entry.app, entry.name, entry.adNetworks.isEmpty ? nil : entry.adNetworks.joined(separator: ","), entry.allowDevelopment,
+                      entry.currency, entry.timeZone, now])
+        }
+    }
+
+    /// Removes `app`; false when it was not registered.
+    public func remove(app: Int64) async throws -> Bool {
+        try await engine.write { db in try db.execute("DELETE FROM apps WHERE app = ?", [app]) > 0 }
+    }
+
+    /// Every registered app, by id.
+    public func list() async throws -> [Entry] {
+        try await engine.read { db in
+            try db.rows("SELECT app, name, ad_networks, allow_development, currency, time_zone, updated_at FROM apps ORDER BY app", []).map { row in
+                Entry(app: try row.get("app"), name: try row.get("name"),
+                      adNetworks: (try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? [],
+                      allowDevelopment: try row.get("allow_development", as: Bool.self), currency: try row.get("currency"),
+                      timeZone: try row.get("time_zone"), updatedAt: try row.get("updated_at"))
+            }
+        }
+    }
+
+    /// The policy's rules by app, or nil when no app is registered (every app is served). Blocks the caller, for
+    /// start-up, before anything is served.
+    public func rulesAtStart() throws -> [Int64: TrustPolicy.AppRule]? {
+        try Self.rules(try engine.snapshot { db in try db.rows("SELECT app, ad_networks, allow_development FROM apps", []) })
+    }
+
+    /// ``rulesAtStart()`` for a running server.
+    public func rules() async throws -> [Int64: TrustPolicy.AppRule]? {
+        try Self.rules(try await engine.read { db in try db.rows("SELECT app, ad_networks, allow_development FROM apps", []) })
+    }
+
+    private static func rules(_ rows: [SQLRow]) throws -> [Int64: TrustPolicy.AppRule]? {
+        guard !rows.isEmpty else { return nil }
+        return Dictionary(uniqueKeysWithValues: try rows.map { row in
+            (try row.get("app", as: Int64.self), TrustPolicy.AppRule(
+                acceptedAdNetworks: Set((try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? []),
+                allowDevelopment: try row.get("allow_development", as: Bool.self)))
+        })
+    }
+
+    /// The registered time zone of `app`, if any.
+    public func timeZone(app: Int64) async throws -> String? {
+        try await engine.read { db in try db.value("SELECT time_zone FROM apps WHERE app = ?", [app], as: String.self) }
+    }
+}
