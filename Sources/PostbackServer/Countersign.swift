@@ -13,7 +13,7 @@ struct Countersign: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
             SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self, ReportCommand.self,
-            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self,
+            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self, ForwardCommand.self,
         ]
     )
 }

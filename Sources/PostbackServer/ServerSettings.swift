@@ -52,6 +52,8 @@ struct ServerSettings: Sendable {
     var rejectedBodyBudget = 60
     /// Whether `/metrics` needs an API key with the `metrics` scope.
     var metricsRequireKey = false
+    /// When failed forwarding deliveries are tried again (first delay, doubling up to the maximum, with jitter).
+    var forwardSchedule = ForwardingSchedule()
     /// The Chart.js file the dashboard loads (Debian's `libjs-chart.js`, which `make run` installs).
     var chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
@@ -97,6 +99,10 @@ struct ServerSettings: Sendable {
         metricsRequireKey = try source.bool("metrics-require-key") ?? metricsRequireKey
         rejectedRetentionDays = try source.double("rejected-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? rejectedRetentionDays
         rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
+        forwardSchedule.initialBackoff = try source.double("forward-backoff", expected: "seconds, more than 0 and at most 86400",
+                                                            where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.initialBackoff
+        forwardSchedule.maximumBackoff = try source.double("forward-max-backoff", expected: "seconds, more than 0 and at most 86400",
+                                                            where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.maximumBackoff
         try readAppleAds(from: &source)
         try source.refuseUnknownFileKeys()
     }

@@ -88,11 +88,12 @@ public struct PostbackLedger: Sendable {
         }
     }
 
-    /// First every body's receipt and, for a postback, its row unless the dedup key is taken; then, in order, each new
-    /// row is decoded and each copy of a stored postback is judged against it (``Disposition/forCopy``). A copy later in
-    /// the batch meets the row an earlier one inserted, exactly as if they had come one per transaction.
+    /// First every body's receipt and, for a postback, its row unless the dedup key is taken, with its forwarding
+    /// entries (``ForwardingOutbox``) when it is verified; then, in order, each new row is decoded and each copy of a
+    /// stored postback is judged against it (``Disposition/forCopy``). A copy later in the batch meets the row an earlier
+    /// one inserted, exactly as if they had come one per transaction.
     static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog, receiptIDs: ReceiptIDs) throws -> [Disposition] {
-        let inserted = try insertReceiptsAndRows(batch, db, receiptIDs: receiptIDs)
+        let inserted = try insertReceiptsAndRows(batch, db, receiptIDs: receiptIDs, now: Date())
         return try zip(batch, inserted).map { intake, ids in
             guard let row = intake.row, let postback = intake.result.postback else { return .rejected }
             if let rowID = ids.rowID {
@@ -106,14 +107,16 @@ public struct PostbackLedger: Sendable {
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
     /// runs two statements an intake (each costs microseconds there); PostgreSQL one statement a batch, since every
     /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``) in a `WITH` part, then the rows
-    /// with `ON CONFLICT DO NOTHING`, each new one also listed for the rollup (see `Rollup.postgresFold`); the answer
-    /// names the receipts whose rows went in.
-    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession, receiptIDs: ReceiptIDs) throws -> [(receiptID: Int64, rowID: Int64?)] {
+    /// with `ON CONFLICT DO NOTHING`, each new one also listed for the rollup (see `Rollup.postgresFold`) and queued for
+    /// the forwarding rules it matches; the answer names the receipts whose rows went in.
+    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession, receiptIDs: ReceiptIDs, now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
             return try batch.map { intake in
                 let receiptID = try insertReceipt(db, intake, disposition: intake.row == nil ? .rejected : .stored)
-                return (receiptID, try intake.row?.insertIfNew(db, receiptID: receiptID))
+                let rowID = try intake.row?.insertIfNew(db, receiptID: receiptID)
+                if let rowID, intake.result.outcome == .verified { try ForwardingOutbox.enqueue(db, postbackID: rowID, now: now) }
+                return (receiptID, rowID)
             }
         case .postgres:
             var inserted: [(receiptID: Int64, rowID: Int64?)] = []
@@ -136,9 +139,10 @@ public struct PostbackLedger: Sendable {
                     let answer = try db.rows(
                         "WITH receipts_in AS (\(receipts)), inserted AS (INSERT INTO postbacks (\(PostbackRow.columns.joined(separator: ", "))) VALUES "
                             + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
-                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id), "
-                            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted) SELECT id, receipt_id FROM inserted",
-                        receiptValues + rows.flatMap { id, row in row.values + [SQLValue.integer(id)] })
+                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment), "
+                            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
+                            + "forwarded AS (\(ForwardingOutbox.insertSQL(from: "inserted", where: "true"))) SELECT id, receipt_id FROM inserted",
+                        receiptValues + rows.flatMap { id, row in row.values + [SQLValue.integer(id)] } + ForwardingOutbox.insertArguments(now: now))
                     for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
                 }
                 inserted += ids.map { ($0, rowIDs[$0]) }
@@ -164,6 +168,7 @@ public struct PostbackLedger: Sendable {
             // an unknown kid can never block the real postback.
             try row.update(db, id: rowID, receiptID: receiptID)
             try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
+            try ForwardingOutbox.enqueue(db, postbackID: rowID, now: Date())
             return .stored
         case .duplicate, .unverifiedCopy, .replay, .rejected:
             let column = switch disposition {
@@ -215,7 +220,10 @@ public struct PostbackLedger: Sendable {
             case .verified(let postback, _):
                 let receiptID = try row.get("receipt_id", as: Int64.self)
                 let updated = PostbackRow(postback: postback, intake: (route, result, decision), receivedAt: receivedAt, reason: nil)
-                try await engine.write { db in try updated.update(db, id: id, receiptID: receiptID) }
+                try await engine.write { db in
+                    try updated.update(db, id: id, receiptID: receiptID)
+                    try ForwardingOutbox.enqueue(db, postbackID: id, now: Date())
+                }
                 summary.promoted += 1
             case .unverifiable:
                 summary.stillUnverifiable += 1

@@ -4,7 +4,9 @@ import Foundation
 /// checks that the two then agree. Safe to run again: rows the target already has are left as they are.
 public struct StoreCopier: Sendable {
     /// The tables copied, parents before children. The rollup is not copied: the target folds the copied postbacks.
-    public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs"]
+    /// Tables with an `id` are copied in chunks of ids; the others (registries, small by nature) in chunks by position.
+    public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs",
+                                "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox"]
 
     /// What one run did.
     public struct Summary: Sendable, Equatable {
@@ -39,6 +41,7 @@ public struct StoreCopier: Sendable {
         var summary = Summary()
         for table in Self.tables {
             let columns = try sharedColumns(table)
+            let paged = columns.first == "id"
             let total = try source.engine.snapshot { try $0.value("SELECT count(*) FROM \(table)", as: Int.self) } ?? 0
             // PostgreSQL takes at most 65,535 arguments a statement.
             let chunk = max(1, 30_000 / columns.count)
@@ -46,13 +49,14 @@ public struct StoreCopier: Sendable {
             var done = 0
             while true {
                 let rows = try source.engine.snapshot { db in
-                    try db.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?", [after, chunk])
+                    paged ? try db.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?", [after, chunk])
+                        : try db.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table) ORDER BY \((1...columns.count).map(String.init).joined(separator: ", ")) LIMIT ? OFFSET ?", [chunk, done])
                 }
                 guard let last = rows.last else { break }
-                after = try last.get("id", as: Int64.self)
+                if paged { after = try last.get("id", as: Int64.self) }
                 let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
                 var sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
-                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", ") + " ON CONFLICT (id) DO NOTHING"
+                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", ") + " ON CONFLICT DO NOTHING"
                 // On PostgreSQL new postbacks are listed for the rollup as they go in (see Rollup.postgresFold).
                 if table == "postbacks", target.engine.dialect == .postgres {
                     sql = "WITH copied AS (\(sql) RETURNING id) INSERT INTO rollup_pending (id) SELECT id FROM copied"
@@ -66,7 +70,7 @@ public struct StoreCopier: Sendable {
             }
             try target.engine.transaction { db in
                 // The next id the target hands out follows the copied ones.
-                if db.dialect == .postgres {
+                if db.dialect == .postgres, paged {
                     try db.execute("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
                 }
             }
@@ -96,11 +100,12 @@ public struct StoreCopier: Sendable {
         return differences
     }
 
-    /// The columns both stores have for `table`, `id` first.
+    /// The columns both stores have for `table`, `id` first when it has one.
     private func sharedColumns(_ table: String) throws -> [String] {
         let sourceColumns = try source.engine.snapshot { try Self.columns(of: table, $0) }
         let targetColumns = Set(try target.engine.snapshot { try Self.columns(of: table, $0) })
-        return ["id"] + sourceColumns.filter { $0 != "id" && targetColumns.contains($0) }
+        let shared = sourceColumns.filter(targetColumns.contains)
+        return shared.contains("id") ? ["id"] + shared.filter { $0 != "id" } : shared
     }
 
     private static func columns(of table: String, _ db: any SQLSession) throws -> [String] {

@@ -43,7 +43,7 @@ public struct StoreSettings: Sendable {
 /// The opened and migrated database, and the one place that hands out each concern's store over it.
 ///
 /// Each concern has a type of its own (``PostbackLedger``, ``ReportReader``, ``ReportRollup``, ``SchemaRegistry``,
-/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``, ``NameRegistry``, ``AppleAdsNameStore``), written once over ``DatabaseEngine``; this type only
+/// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``, ``NameRegistry``, ``AppleAdsNameStore``, ``AppRegistry``, ``ForwardingOutbox``), written once over ``DatabaseEngine``; this type only
 /// opens the engine (SQLite or PostgreSQL) and runs its migrations.
 public final class StoreDatabase: Sendable {
     /// The engine the store runs on.
@@ -95,6 +95,8 @@ public final class StoreDatabase: Sendable {
     public var rejectedBodies: RejectedBodyRetention { RejectedBodyRetention(engine: engine) }
     /// The apps this installation serves, with their policies.
     public var apps: AppRegistry { AppRegistry(engine: engine) }
+    /// Forwarding rules and the outbox of postbacks to relay to partners.
+    public var forwarding: ForwardingOutbox { ForwardingOutbox(engine: engine) }
     /// Online backups of an SQLite store.
     public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

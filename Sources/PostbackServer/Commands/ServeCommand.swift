@@ -66,6 +66,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("apple-ads-names-interval"), help: "Seconds between rounds reading missing names (default \(ServeCommand.seconds(defaults.appleAdsNamesInterval))).") var appleAdsNamesInterval: Double?
     @Option(name: .customLong("rejected-retention"), help: "Days the bodies of rejected requests are kept; their receipts stay (default \(ServeCommand.seconds(defaults.rejectedRetentionDays))).") var rejectedRetention: Double?
     @Option(name: .customLong("rejected-body-budget"), help: "Rejected bodies stored per source address a minute; beyond it only the receipt (default \(ServeCommand.defaults.rejectedBodyBudget)).") var rejectedBodyBudget: Int?
+    @Option(name: .customLong("forward-backoff"), help: "Seconds before the first retry of a failed forwarding delivery, doubling (default \(ServeCommand.seconds(defaults.forwardSchedule.initialBackoff))).") var forwardBackoff: Double?
+    @Option(name: .customLong("forward-max-backoff"), help: "Longest delay between forwarding retries (default \(ServeCommand.seconds(defaults.forwardSchedule.maximumBackoff))).") var forwardMaxBackoff: Double?
     @Flag(name: .customLong("metrics-require-key"), help: "Serve /metrics only with an API key that has the metrics scope.") var metricsRequireKey = false
     @Option(name: .customLong("chart-library"), help: "The Chart.js file the dashboard loads (default \(ServeCommand.defaults.chartLibrary), Debian's libjs-chart.js).") var chartLibrary: String?
     @Option(name: .customLong("apple-ads-names-max-age"), help: "Seconds after which a name is read again (default \(ServeCommand.seconds(defaults.appleAdsNamesMaxAge))).") var appleAdsNamesMaxAge: Double?
@@ -113,6 +115,8 @@ struct ServeCommand: AsyncParsableCommand {
             "metrics-require-key": metricsRequireKey ? .bool(true) : nil,
             "rejected-retention": rejectedRetention.map { .double($0) },
             "rejected-body-budget": rejectedBodyBudget.map { .int($0) },
+            "forward-backoff": forwardBackoff.map { .double($0) },
+            "forward-max-backoff": forwardMaxBackoff.map { .double($0) },
         ]
         var file: SettingsReader.ConfigFile?
         if let path = config ?? environment["COUNTERSIGN_CONFIG"] { file = try await .read(path) }

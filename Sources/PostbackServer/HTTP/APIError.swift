@@ -11,6 +11,7 @@ enum APIErrorCode: String, CaseIterable {
     case badApp = "bad_app"
     case badParameter = "bad_parameter"
     case chartLibraryMissing = "chart_library_missing"
+    case forwardRuleNotFound = "forward_rule_not_found"
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
     case insufficientScope = "insufficient_scope"

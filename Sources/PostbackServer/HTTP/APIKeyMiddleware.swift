@@ -3,7 +3,7 @@ import Store
 
 /// Guards the private API: a bearer API key in the Authorization header (the scheme name in any case), never in the
 /// URL, with the scope the request needs: `read` to read (GET), `schemas` to change schemas and names (PUT, DELETE),
-/// `admin` to change the app registry.
+/// `admin` to change the app registry and for everything under `/v1/forwarding` (partner URLs are the operator's).
 /// The key's grant goes into the context, so routes can check the apps it covers.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
@@ -13,7 +13,8 @@ struct APIKeyMiddleware: RouterMiddleware {
     static var credentialParameters: Set<String> { ["api_key", "apikey", "key", "token", "access_token"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let scope: APIScope = if request.method == .get || request.method == .head { .read }
+        let scope: APIScope = if request.uri.path.hasPrefix("/v1/forwarding") { .admin }
+            else if request.method == .get || request.method == .head { .read }
             else if request.uri.path.hasPrefix("/v1/apps") { .admin } else { .schemas }
         var context = context
         context.grant = try await Self.authorize(request, store: store, scope: scope)

@@ -70,6 +70,7 @@ enum ServerApplication {
         NameRoutes.add(to: privateAPI, store: store)
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, policy: policy, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
+        ForwardingRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         let tokenExchange = TokenExchangeRunner(
             store: store,
@@ -116,7 +117,8 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger)] + appleAdsNames,
+            services: [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger),
+                       Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames,
             onServerRunning: onServerRunning,
             logger: logger
         )

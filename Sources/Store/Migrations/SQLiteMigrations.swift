@@ -542,6 +542,48 @@ enum SQLiteMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("v16-forwarding") { db in
+            // Forwarding: rules that relay verified postbacks to partners, and the outbox written in the same transaction
+            // as the postback. An entry stays until delivered (then it is deleted and the rule's `delivered` counted) or
+            // until it is dead. `tokens`/`tokens_at` are the rule's rate bucket. Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE forward_rules (
+                    name TEXT PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    ad_network_id TEXT,
+                    app INTEGER,
+                    protocol TEXT,
+                    environment TEXT NOT NULL DEFAULT 'production',
+                    concurrency INTEGER NOT NULL DEFAULT 4,
+                    rate REAL NOT NULL DEFAULT 50,
+                    max_age REAL NOT NULL DEFAULT 777600,
+                    timeout REAL NOT NULL DEFAULT 10,
+                    tokens REAL NOT NULL DEFAULT 0,
+                    tokens_at REAL NOT NULL DEFAULT 0,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    last_delivered_at TEXT,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE forward_outbox (
+                    id INTEGER PRIMARY KEY,
+                    partner TEXT NOT NULL,
+                    postback_id INTEGER NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    created_at TEXT NOT NULL,
+                    deadline REAL NOT NULL,
+                    next_attempt_at REAL NOT NULL,
+                    claim_id TEXT,
+                    claimed_until REAL,
+                    last_attempt_at TEXT,
+                    last_answer TEXT,
+                    last_error TEXT,
+                    UNIQUE (partner, postback_id)
+                );
+                CREATE INDEX forward_outbox_due ON forward_outbox(partner, next_attempt_at) WHERE state = 'pending';
+                CREATE INDEX forward_outbox_dead ON forward_outbox(partner, id) WHERE state = 'dead';
+                """)
+        }
         return migrator
     }
 }

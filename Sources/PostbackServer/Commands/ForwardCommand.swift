@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import JWS
+import Postback
+import Store
+
+/// `countersign forward`: rules that relay verified postbacks to partners, the outbox's status, dead letters and retries.
+struct ForwardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forward",
+        abstract: "Relay stored, verified postbacks to partners: rules, status, dead letters, retries.",
+        discussion: """
+        Each rule POSTs the original body of every stored, verified postback it matches to its URL, with the postback's \
+        dedup key as Idempotency-Key, retrying with backoff for --max-age (default nine days) before the entry becomes a \
+        dead letter. Running servers deliver; a rule applies to postbacks stored after it is set.
+        Example: countersign forward set acme-mmp --url https://mmp.example/postbacks --ad-network example123.skadnetwork
+        """,
+        subcommands: [SetRule.self, Rules.self, Remove.self, Status.self, Entries.self, Retry.self]
+    )
+
+    struct SetRule: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Add a forwarding rule, or replace one.")
+        @Argument(help: "The rule's name (the partner): a-z, 0-9, '.', '_' and '-'.") var name: String
+        @Option(help: "Where each postback is POSTed (http or https).") var url: String
+        @Option(name: .customLong("ad-network"), help: "Only postbacks of this ad network id.") var adNetwork: String?
+        @Option(help: "Only postbacks of this app (App Store id).") var app: Int64?
+        @Option(name: .customLong("protocol"), help: "Only aak or skan postbacks.") var postbackProtocol: String?
+        @Option(help: "production (default), development or any.") var environment = ForwardRule.Environment.production.rawValue
+        @Option(help: "Deliveries in flight at most, across every receiver (default 4).") var concurrency = 4
+        @Option(help: "Deliveries started a second at most, across every receiver (default 50).") var rate = 50.0
+        @Option(name: .customLong("max-age"), help: "Seconds a postback is retried before it becomes a dead letter (default 777600, nine days).") var maximumAge = ForwardRule.defaultMaximumAge
+        @Option(help: "Seconds one delivery may take (default 10).") var timeout = 10.0
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            var rule = ForwardRule(name: name, url: url, adNetwork: adNetwork, app: app, concurrency: concurrency, rate: rate,
+                                   maximumAge: maximumAge, timeout: timeout)
+            if let postbackProtocol {
+                guard let value = PostbackProtocol(rawValue: postbackProtocol) else { throw CLIFailure.usage("--protocol must be aak or skan") }
+                rule.postbackProtocol = value
+            }
+            guard let environment = ForwardRule.Environment(rawValue: environment) else {
+                throw CLIFailure.usage("--environment must be one of \(ForwardRule.Environment.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            rule.environment = environment
+            let store = try database.open(create: true)
+            defer { store.close() }
+            do { try await store.forwarding.set(rule) } catch let problem as ForwardRule.Problem {
+                let flag = ["ad_network": "ad-network", "max_age": "max-age"][problem.field] ?? problem.field
+                throw CLIFailure.usage("--\(flag): \(problem.message)")
+            }
+            let stored = try await store.forwarding.rules().first { $0.name == name }
+            print(JSONValue.object(stored?.json ?? rule.json).prettyPrinted)
+        }
+    }
+
+    struct Rules: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the forwarding rules.")
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            print(JSONValue.array(try await store.forwarding.rules().map { .object($0.json) }).prettyPrinted)
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a forwarding rule and its undelivered entries.")
+        @Argument(help: "The rule's name.") var name: String
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            guard let dropped = try await store.forwarding.remove(name) else {
+                throw CLIFailure.rejected("no forwarding rule is named \(name); countersign forward rules lists them")
+            }
+            print("removed \(name) and \(dropped) undelivered entries")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Per partner: entries pending and in flight, dead letters, deliveries made, the oldest wait, the last failure.",
+            discussion: "Example: countersign forward status --database data/countersign.sqlite"
+        )
+        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let store = try database.open()
+            defer { store.close() }
+            let status = try await store.forwarding.status()
+            if status.rows.isEmpty, output == .table {
+                FileHandle.standardError.write(Data("no forwarding rule; add one with countersign forward set NAME --url URL\n".utf8))
+                return
+            }
+            print(output.render(status), terminator: "")
+        }
+    }
+
+    struct Entries: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List outbox entries: the dead letters (default) or those pending.",
+            discussion: "Example: countersign forward list --state dead --partner acme-mmp"
+        )
+        @Option(help: "dead (default) or pending.") var state = ForwardEntryState.dead.rawValue
+        @Option(help: "Only this rule's entries.") var partner: String?
+        @Option(help: "Entries listed at most.") var limit = 100
+        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            guard let entryState = ForwardEntryState(rawValue: state) else {
+                throw CLIFailure.usage("--state must be one of \(ForwardEntryState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            guard limit > 0 else { throw CLIFailure.usage("--limit must be positive") }
+            let store = try database.open()
+            defer { store.close() }
+            print(output.render(try await store.forwarding.entries(state: entryState, partner: partner, limit: limit)), terminator: "")
+        }
+    }
+
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put dead letters back in the queue, due now, with a fresh deadline.",
+            discussion: "Example: countersign forward retry --partner acme-mmp (or --id 17 --id 18; neither: every dead letter)"
+        )
+        @Option(help: "Only this rule's dead letters.") var partner: String?
+        @Option(name: .customLong("id"), help: "Only this entry (repeatable).") var ids: [Int64] = []
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            if let partner, try await !store.forwarding.rules().contains(where: { $0.name == partner }) {
+                throw CLIFailure.rejected("no forwarding rule is named \(partner); countersign forward rules lists them")
+            }
+            let retried = try await store.forwarding.retry(partner: partner, ids: ids)
+            print("\(retried) dead letters queued again; running servers deliver them")
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Hummingbird
+import JWS
+import Postback
+import Store
+
+/// `/v1/forwarding/...`: forwarding rules, the outbox's status, its dead letters and retries (all with the admin scope,
+/// and a key for every app: forwarding spans every app).
+enum ForwardingRoutes {
+    static let maximumBodySize = 16 * 1024
+
+    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
+        group.get("forwarding/rules") { request, context in
+            try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: [])
+            let rules = try await store.forwarding.rules()
+            return JSONResponse.make(JSONObject([JSONMember(key: "rules", value: .array(rules.map { .object($0.json) }))]))
+        }
+        group.put("forwarding/rules/:name") { request, context in
+            try context.requireEveryApp("forwarding")
+            let name = context.parameters.get("name") ?? ""
+            let body = try await RequestBody.collect(request, limit: maximumBodySize)
+            let rule = try rule(name: name, body: Array(buffer: body))
+            do { try await store.forwarding.set(rule) } catch let problem as ForwardRule.Problem {
+                throw APIError(.badRequest, .badParameter, problem.description)
+            }
+            let stored = try await store.forwarding.rules().first { $0.name == name }
+            return JSONResponse.make(stored?.json ?? rule.json)
+        }
+        group.delete("forwarding/rules/:name") { _, context in
+            try context.requireEveryApp("forwarding")
+            let name = context.parameters.get("name") ?? ""
+            guard let dropped = try await store.forwarding.remove(name) else {
+                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(name); GET /v1/forwarding/rules lists them")
+            }
+            return JSONResponse.make(JSONObject([
+                JSONMember(key: "removed", value: .string(name)), JSONMember(key: "dropped_entries", value: .number(String(dropped))),
+            ]))
+        }
+        group.get("forwarding/status") { request, context in
+            try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: ["format"])
+            let format = try QueryParameters.format(request)
+            return JSONResponse.make(text: format.render(try await store.forwarding.status()), contentType: format.contentType)
+        }
+        group.get("forwarding/entries") { request, context in
+            try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: ["state", "partner", "limit", "format"])
+            let stateName = request.uri.queryParameters.get("state") ?? ForwardEntryState.dead.rawValue
+            guard let state = ForwardEntryState(rawValue: stateName) else {
+                throw APIError(.badRequest, .badParameter, "state: must be one of \(ForwardEntryState.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let format = try QueryParameters.format(request)
+            let limit = try QueryParameters.limit(request, default: 100)
+            let entries = try await store.forwarding.entries(state: state, partner: request.uri.queryParameters.get("partner"), limit: limit)
+            return JSONResponse.make(text: format.render(entries), contentType: format.contentType)
+        }
+        group.post("forwarding/retry") { request, context in
+            try context.requireEveryApp("forwarding")
+            let body = try await RequestBody.collect(request, limit: maximumBodySize)
+            let (partner, ids) = try retrySelection(Array(buffer: body))
+            if let partner, try await !store.forwarding.rules().contains(where: { $0.name == partner }) {
+                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(partner); GET /v1/forwarding/rules lists them")
+            }
+            let retried = try await store.forwarding.retry(partner: partner, ids: ids)
+            return JSONResponse.make(JSONObject([JSONMember(key: "retried", value: .number(String(retried)))]))
+        }
+    }
+
+    /// The body of `POST /v1/forwarding/retry`: `{}` (every dead letter), `{"partner": "acme"}`, `{"ids": [1, 2]}`, or both.
+    static func retrySelection(_ body: [UInt8]) throws -> (partner: String?, ids: [Int64]) {
+        let usage = #"the body must be a JSON object such as {"partner": "acme-mmp"} or {"ids": [17, 18]}, or {} for every dead letter"#
+        guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
+        for member in object.members where !["partner", "ids"].contains(member.key) {
+            throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
+        }
+        var partner: String?
+        if let value = object["partner"], value != .null {
+            guard let text = value.string else { throw APIError(.badRequest, .badParameter, "partner: must be a rule name") }
+            partner = text
+        }
+        var ids: [Int64] = []
+        if let value = object["ids"], value != .null {
+            guard case .array(let items) = value, items.count <= 1000 else {
+                throw APIError(.badRequest, .badParameter, "ids: must be a list of at most 1000 entry ids")
+            }
+            ids = try items.map { item in
+                guard case .number(let text) = item, let id = Int64(text), id > 0 else {
+                    throw APIError(.badRequest, .badParameter, "ids: each must be an entry id, a positive integer")
+                }
+                return id
+            }
+        }
+        return (partner, ids)
+    }
+
+    /// The body `{"url": ..., "ad_network": ..., "app": ..., "protocol": "aak"|"skan", "environment": ..., "concurrency": n,
+    /// "rate": n, "max_age": seconds, "timeout": seconds}`; only `url` is required.
+    static func rule(name: String, body: [UInt8]) throws -> ForwardRule {
+        let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10}"#
+        guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
+        let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout"]
+        for member in object.members where !known.contains(member.key) {
+            throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
+        }
+        func present(_ key: String) -> JSONValue? {
+            guard let value = object[key], value != .null else { return nil }
+            return value
+        }
+        func text(_ key: String) throws -> String? {
+            guard let value = present(key) else { return nil }
+            guard let text = value.string else { throw APIError(.badRequest, .badParameter, "\(key): must be text") }
+            return text
+        }
+        func number(_ key: String) throws -> Double? {
+            guard let value = present(key) else { return nil }
+            guard case .number(let text) = value, let number = Double(text) else { throw APIError(.badRequest, .badParameter, "\(key): must be a number") }
+            return number
+        }
+        guard let url = try text("url") else { throw APIError(.badRequest, .badParameter, "url: required; \(usage)") }
+        var rule = ForwardRule(name: name, url: url, adNetwork: try text("ad_network"))
+        if let value = present("app") {
+            guard case .number(let digits) = value, let app = Int64(digits) else { throw APIError(.badRequest, .badParameter, "app: must be an App Store id") }
+            rule.app = app
+        }
+        if let name = try text("protocol") {
+            guard let value = PostbackProtocol(rawValue: name) else { throw APIError(.badRequest, .badParameter, "protocol: must be aak or skan") }
+            rule.postbackProtocol = value
+        }
+        if let name = try text("environment") {
+            guard let value = ForwardRule.Environment(rawValue: name) else {
+                throw APIError(.badRequest, .badParameter, "environment: must be one of \(ForwardRule.Environment.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            rule.environment = value
+        }
+        if let concurrency = try number("concurrency") {
+            guard concurrency == concurrency.rounded(), abs(concurrency) < 1e9 else { throw APIError(.badRequest, .badParameter, "concurrency: must be a whole number") }
+            rule.concurrency = Int(concurrency)
+        }
+        rule.rate = try number("rate") ?? rule.rate
+        rule.maximumAge = try number("max_age") ?? rule.maximumAge
+        rule.timeout = try number("timeout") ?? rule.timeout
+        return rule
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import JWS
+import Postback
+
+/// One forwarding rule: the partner URL that receives every stored, verified postback matching its filters, with the
+/// pace the partner can take. A filter left nil matches every value.
+public struct ForwardRule: Sendable, Equatable {
+    /// Which signing environments a rule forwards.
+    public enum Environment: String, Sendable, CaseIterable {
+        /// Postbacks signed with Apple's production keys (the default).
+        case production
+        /// Postbacks signed with Apple's development keys (accepted only where development is allowed; never counted).
+        case development
+        /// Both.
+        case any
+    }
+
+    /// The rule's name, the partner as metrics, status and the CLI name it: 1 to 64 of `a-z 0-9 . _ -`.
+    public var name: String
+    /// Where each postback is POSTed: an absolute `http` or `https` URL.
+    public var url: String
+    /// Only this ad network id.
+    public var adNetwork: String?
+    /// Only this app (App Store id).
+    public var app: Int64?
+    /// Only this protocol.
+    public var postbackProtocol: PostbackProtocol?
+    /// Which environments.
+    public var environment: Environment
+    /// Deliveries in flight to the partner at most, across every receiver.
+    public var concurrency: Int
+    /// Deliveries started a second at most, across every receiver (bursts of up to one second's worth).
+    public var rate: Double
+    /// How long a postback is retried, from when it was stored, before it becomes a dead letter.
+    public var maximumAge: TimeInterval
+    /// How long one delivery may take.
+    public var timeout: TimeInterval
+    /// When the rule was last set (ISO 8601 UTC); empty before it is stored.
+    public var updatedAt: String
+
+    /// Nine days, as long as Apple's own devices retry a postback.
+    public static let defaultMaximumAge: TimeInterval = 9 * 86_400
+
+    /// Creates a rule; the defaults are the documented ones.
+    public init(name: String, url: String, adNetwork: String? = nil, app: Int64? = nil, postbackProtocol: PostbackProtocol? = nil,
+                environment: Environment = .production, concurrency: Int = 4, rate: Double = 50,
+                maximumAge: TimeInterval = ForwardRule.defaultMaximumAge, timeout: TimeInterval = 10, updatedAt: String = "") {
+        self.name = name
+        self.url = url
+        self.adNetwork = adNetwork
+        self.app = app
+        self.postbackProtocol = postbackProtocol
+        self.environment = environment
+        self.concurrency = concurrency
+        self.rate = rate
+        self.maximumAge = maximumAge
+        self.timeout = timeout
+        self.updatedAt = updatedAt
+    }
+
+    /// Why a rule was refused: the field (as the API names it) and what it must be.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public let field: String
+        public let message: String
+        public var description: String { "\(field): \(message)" }
+    }
+
+    /// Checks every field's shape and range.
+    public static func check(_ rule: ForwardRule) throws(Problem) {
+        let nameCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
+        guard (1...64).contains(rule.name.count), rule.name.allSatisfy(nameCharacters.contains) else {
+            throw Problem(field: "name", message: "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-', such as acme-mmp")
+        }
+        guard rule.url.utf8.count <= 2000, let components = URLComponents(string: rule.url),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty, components.user == nil, components.fragment == nil else {
+            throw Problem(field: "url", message: "must be an absolute http or https URL without credentials or fragment, such as https://partner.example/postbacks")
+        }
+        if let network = rule.adNetwork, network.isEmpty || network.count > 200 || network.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Problem(field: "ad_network", message: "must be an ad network id such as example123.skadnetwork")
+        }
+        if let app = rule.app, app <= 0 { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
+        guard (1...256).contains(rule.concurrency) else { throw Problem(field: "concurrency", message: "must be 1 to 256 deliveries in flight") }
+        guard rule.rate.isFinite, rule.rate >= 0.01, rule.rate <= 10_000 else {
+            throw Problem(field: "rate", message: "must be 0.01 to 10000 deliveries a second")
+        }
+        guard rule.maximumAge.isFinite, rule.maximumAge >= 1, rule.maximumAge <= 90 * 86_400 else {
+            throw Problem(field: "max_age", message: "must be 1 second to 90 days, in seconds (default 777600, nine days)")
+        }
+        guard rule.timeout.isFinite, rule.timeout >= 0.1, rule.timeout <= 300 else {
+            throw Problem(field: "timeout", message: "must be 0.1 to 300 seconds")
+        }
+    }
+
+    /// The rule as JSON, as the CLI and the API show it.
+    public var json: JSONObject {
+        func number(_ value: Double) -> JSONValue {
+            .number(value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value))
+        }
+        return JSONObject([
+            JSONMember(key: "name", value: .string(name)),
+            JSONMember(key: "url", value: .string(url)),
+            JSONMember(key: "ad_network", value: adNetwork.map { .string($0) } ?? .null),
+            JSONMember(key: "app", value: app.map { .number(String($0)) } ?? .null),
+            JSONMember(key: "protocol", value: postbackProtocol.map { .string($0.rawValue) } ?? .null),
+            JSONMember(key: "environment", value: .string(environment.rawValue)),
+            JSONMember(key: "concurrency", value: .number(String(concurrency))),
+            JSONMember(key: "rate", value: number(rate)),
+            JSONMember(key: "max_age", value: number(maximumAge)),
+            JSONMember(key: "timeout", value: number(timeout)),
+            JSONMember(key: "updated_at", value: .string(updatedAt)),
+        ])
+    }
+}

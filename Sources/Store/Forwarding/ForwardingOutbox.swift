@@ -1,0 +1,273 @@
+import Foundation
+import JWS
+import Postback
+
+/// One outbox entry claimed for one delivery attempt: the original body, the idempotency key, and the claim that
+/// alone may record the outcome.
+public struct ForwardDelivery: Sendable, Equatable {
+    /// The entry's id.
+    public let id: Int64
+    /// The rule (partner) it is for, and where it goes.
+    public let partner: String
+    public let url: String
+    /// How long the attempt may take.
+    public let timeout: TimeInterval
+    /// The stored postback's id and dedup key (sent as the idempotency key, the same on every attempt).
+    public let postbackID: Int64
+    public let dedupKey: String
+    /// The body exactly as the device sent it.
+    public let body: [UInt8]
+    /// Attempts made before this one.
+    public let attempts: Int
+    /// Retried until this moment, then dead.
+    public let deadline: Date
+    /// The claim this attempt holds.
+    public let claimID: String
+}
+
+/// The state of an outbox entry an operator sees.
+public enum ForwardEntryState: String, Sendable, CaseIterable {
+    /// Waiting for its next attempt (or being delivered, when `claimed_until` is in the future).
+    case pending
+    /// Retried until its deadline without success; kept until `forward retry`.
+    case dead
+}
+
+/// Forwarding: the rules, the outbox that is written in the same transaction as each postback it relays, claims with
+/// leases and per-partner limits shared by every receiver, and what operators read and retry.
+public struct ForwardingOutbox: Sendable {
+    let engine: any DatabaseEngine
+
+    // MARK: Rules
+
+    /// Adds or replaces `rule`; it applies to postbacks stored from now on.
+    public func set(_ rule: ForwardRule) async throws {
+        try ForwardRule.check(rule)
+        let now = Timestamp.format(Date())
+        try await engine.write { db in
+            _ = try db.execute("""
+                INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET url = excluded.url, ad_network_id = excluded.ad_network_id, app = excluded.app,
+                    protocol = excluded.protocol, environment = excluded.environment, concurrency = excluded.concurrency,
+                    rate = excluded.rate, max_age = excluded.max_age, timeout = excluded.timeout, updated_at = excluded.updated_at
+                """, [rule.name, rule.url, rule.adNetwork, rule.app, rule.postbackProtocol?.rawValue, rule.environment.rawValue,
+                      rule.concurrency, rule.rate, rule.maximumAge, rule.timeout, now])
+        }
+    }
+
+    /// Every rule, by name.
+    public func rules() async throws -> [ForwardRule] {
+        try await engine.read { db in
+            try db.rows("SELECT name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, updated_at FROM forward_rules ORDER BY name", []).map { row in
+                ForwardRule(name: try row.get("name"), url: try row.get("url"), adNetwork: try row.get("ad_network_id"), app: try row.get("app"),
+                            postbackProtocol: (try row.get("protocol", as: String?.self)).flatMap(PostbackProtocol.init(rawValue:)),
+                            environment: ForwardRule.Environment(rawValue: try row.get("environment")) ?? .production,
+                            concurrency: try row.get("concurrency"), rate: try row.get("rate"), maximumAge: try row.get("max_age"),
+                            timeout: try row.get("timeout"), updatedAt: try row.get("updated_at"))
+            }
+        }
+    }
+
+    /// Removes the rule `name` and its undelivered entries; returns how many entries went with it, or nil when there is
+    /// no such rule.
+    public func remove(_ name: String) async throws -> Int? {
+        try await engine.write { db in
+            guard try db.execute("DELETE FROM forward_rules WHERE name = ?", [name]) > 0 else { return nil }
+            return try db.execute("DELETE FROM forward_outbox WHERE partner = ?", [name])
+        }
+    }
+
+    // MARK: Writing the outbox, inside the ledger's transaction
+
+    /// Which rules match a postback row `p` (rule `r`): verified, and every filter the rule sets. The one statement of the
+    /// forwarding rule; both the per-row and the batch insert use it.
+    static func matches(row p: String) -> String {
+        """
+        \(p).outcome = 'verified' AND (r.ad_network_id IS NULL OR r.ad_network_id = \(p).ad_network_id)
+        AND (r.app IS NULL OR r.app = \(p).advertised_item_id) AND (r.protocol IS NULL OR r.protocol = \(p).protocol)
+        AND (r.environment = 'any' OR r.environment = \(p).environment)
+        """
+    }
+
+    /// The entries for the rows of `source` (a table or a `WITH` part with the postbacks' columns, named `p`):
+    /// arguments are the creation time (text) and now (epoch seconds) twice.
+    static func insertSQL(from source: String, where condition: String) -> String {
+        """
+        INSERT INTO forward_outbox (partner, postback_id, created_at, deadline, next_attempt_at)
+        SELECT r.name, p.id, ?, ? + r.max_age, ? FROM \(source) p JOIN forward_rules r ON \(matches(row: "p")) WHERE \(condition)
+        ON CONFLICT (partner, postback_id) DO NOTHING
+        """
+    }
+
+    /// The arguments of ``insertSQL(from:where:)`` for `now`.
+    static func insertArguments(now: Date) -> [any SQLValueConvertible] {
+        [Timestamp.format(now), now.timeIntervalSince1970, now.timeIntervalSince1970]
+    }
+
+    /// Queues the postback `postbackID` for every matching rule, in the caller's transaction: nothing is forwarded that is
+    /// not stored, and nothing stored is left unforwarded. A postback is queued once per rule, however often this runs.
+    static func enqueue(_ db: any SQLSession, postbackID: Int64, now: Date) throws {
+        try db.execute(insertSQL(from: "postbacks", where: "p.id = ?"), insertArguments(now: now) + [postbackID])
+    }
+
+    // MARK: Delivering
+
+    /// A rule with entries to deliver, as the forwarder sees it on each round.
+    public struct Queue: Sendable, Equatable {
+        public let partner: String
+        public let concurrency: Int
+        /// When the earliest unclaimed pending entry falls due; nil when none waits.
+        public let nextDue: Date?
+    }
+
+    /// Every rule with when its next unclaimed entry falls due (a read; an idle outbox never takes the writer).
+    public func queues(now: Date) async throws -> [Queue] {
+        let moment = now.timeIntervalSince1970
+        return try await engine.read { db in
+            try db.rows("""
+                SELECT r.name, r.concurrency,
+                       (SELECT min(o.next_attempt_at) FROM forward_outbox o
+                        WHERE o.partner = r.name AND o.state = 'pending' AND (o.claimed_until IS NULL OR o.claimed_until < ?)) AS due
+                FROM forward_rules r ORDER BY r.name
+                """, [moment]).map { row in
+                Queue(partner: try row.get("name"), concurrency: try row.get("concurrency"),
+                      nextDue: (try row.get("due", as: Double?.self)).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    /// Claims up to `limit` due entries of `partner`, within the partner's limits across every receiver: no more than its
+    /// concurrency in flight (live claims), and no more than its rate allows (a token bucket kept on the rule's row, which
+    /// each claim locks, so receivers claim for one partner one at a time). A claim lasts twice the rule's timeout plus a
+    /// second, so it only lapses when its holder died; the entry is then claimed again and delivered again with the same
+    /// idempotency key.
+    public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
+        let claimID = UUID().uuidString
+        let moment = now.timeIntervalSince1970
+        return try await engine.write { db in
+            let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
+            guard let rule = try db.row("SELECT url, concurrency, rate, timeout, tokens, tokens_at FROM forward_rules WHERE name = ?\(lock)", [partner]) else {
+                return []
+            }
+            let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
+                                                     try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
+            let busy = try db.value("SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?",
+                                    [partner, moment], as: Int.self) ?? 0
+            let elapsed = max(0, moment - (try rule.get("tokens_at", as: Double.self)))
+            let tokens = min(max(1, rate), try rule.get("tokens", as: Double.self) + elapsed * rate)
+            let wanted = min(limit, concurrency - busy, Int(tokens.rounded(.down)))
+            var claimed: [Int64] = []
+            if wanted > 0 {
+                claimed = try db.rows("""
+                    UPDATE forward_outbox SET claim_id = ?, claimed_until = ?
+                    WHERE id IN (SELECT id FROM forward_outbox
+                                 WHERE partner = ? AND state = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+                                 ORDER BY next_attempt_at, id LIMIT ?)
+                    RETURNING id
+                    """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
+            }
+            try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
+            guard !claimed.isEmpty else { return [] }
+            return try db.rows("""
+                SELECT o.id, o.postback_id, o.attempts, o.deadline, p.dedup_key, r.body
+                FROM forward_outbox o JOIN postbacks p ON p.id = o.postback_id JOIN receipts r ON r.id = p.receipt_id
+                WHERE o.claim_id = ? ORDER BY o.next_attempt_at, o.id
+                """, [claimID]).map { row in
+                ForwardDelivery(id: try row.get("id"), partner: partner, url: url, timeout: timeout, postbackID: try row.get("postback_id"),
+                                dedupKey: try row.get("dedup_key"), body: Array(try row.get("body", as: Data.self)), attempts: try row.get("attempts"),
+                                deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID)
+            }
+        }
+    }
+
+    /// Records a delivery the partner accepted: the entry goes, the rule's delivered count grows. Returns false when the
+    /// claim had lapsed (another attempt holds or finished the entry).
+    @discardableResult
+    public func delivered(_ delivery: ForwardDelivery, now: Date = Date()) async throws -> Bool {
+        try await engine.write { db in
+            guard try db.execute("DELETE FROM forward_outbox WHERE id = ? AND claim_id = ?", [delivery.id, delivery.claimID]) > 0 else { return false }
+            try db.execute("UPDATE forward_rules SET delivered = delivered + 1, last_delivered_at = ? WHERE name = ?", [Timestamp.format(now), delivery.partner])
+            return true
+        }
+    }
+
+    /// Records a failed attempt (`answer`: the status code, `timeout`, `refused` or `network`; `error`: what happened)
+    /// and what the schedule decided. Returns false when the claim had lapsed.
+    @discardableResult
+    public func failed(_ delivery: ForwardDelivery, answer: String, error: String, decision: ForwardingSchedule.Decision, now: Date = Date()) async throws -> Bool {
+        let (state, next): (ForwardEntryState, Double) = switch decision {
+        case .retry(let at): (.pending, at.timeIntervalSince1970)
+        case .dead: (.dead, now.timeIntervalSince1970)
+        }
+        return try await engine.write { db in
+            try db.execute("""
+                UPDATE forward_outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, claim_id = NULL, claimed_until = NULL,
+                    last_attempt_at = ?, last_answer = ?, last_error = ?
+                WHERE id = ? AND claim_id = ?
+                """, [state.rawValue, next, Timestamp.format(now), answer, String(error.prefix(500)), delivery.id, delivery.claimID]) > 0
+        }
+    }
+
+    // MARK: Operators
+
+    /// One row per rule: its URL, entries pending (and of those in flight), dead letters, deliveries made, the oldest
+    /// pending entry, the next attempt, the last delivery and the last failure.
+    public func status(now: Date = Date()) async throws -> ReportTable {
+        let columns = ["partner", "url", "pending", "in_flight", "dead", "delivered", "oldest_pending", "next_attempt_at", "last_delivered_at",
+                       "last_answer", "last_error"]
+        let moment = now.timeIntervalSince1970
+        let rows = try await engine.read { db in
+            try db.rows("""
+                SELECT r.name, r.url,
+                       (SELECT count(*) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'pending'),
+                       (SELECT count(*) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'pending' AND o.claimed_until >= ?),
+                       (SELECT count(*) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'dead'),
+                       r.delivered,
+                       (SELECT min(o.created_at) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'pending'),
+                       (SELECT \(db.dialect.isoTime(epochSeconds: "min(o.next_attempt_at)")) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'pending'),
+                       r.last_delivered_at,
+                       (SELECT o.last_answer FROM forward_outbox o WHERE o.partner = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1),
+                       (SELECT o.last_error FROM forward_outbox o WHERE o.partner = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1)
+                FROM forward_rules r ORDER BY r.name
+                """, [moment]).map { $0.values.map(ReportTable.cell) }
+        }
+        return ReportTable(columns: columns, rows: rows)
+    }
+
+    /// Entries in `state` (of `partner`, or every partner), oldest first, at most `limit`: which postback, its dedup key,
+    /// attempts, the last answer and error, and when it is tried next or was given up.
+    public func entries(state: ForwardEntryState, partner: String?, limit: Int) async throws -> ReportTable {
+        let columns = ["id", "partner", "postback_id", "dedup_key", "state", "attempts", "created_at", "last_attempt_at", "last_answer", "last_error",
+                       "next_attempt_at", "deadline"]
+        let rows = try await engine.read { db in
+            try db.rows("""
+                SELECT o.id, o.partner, o.postback_id, p.dedup_key, o.state, o.attempts, o.created_at, o.last_attempt_at, o.last_answer, o.last_error,
+                       CASE WHEN o.state = 'pending' THEN \(db.dialect.isoTime(epochSeconds: "o.next_attempt_at")) END,
+                       \(db.dialect.isoTime(epochSeconds: "o.deadline"))
+                FROM forward_outbox o JOIN postbacks p ON p.id = o.postback_id
+                WHERE o.state = ? AND (? = '' OR o.partner = ?) ORDER BY o.id LIMIT ?
+                """, [state.rawValue, partner ?? "", partner ?? "", limit]).map { $0.values.map(ReportTable.cell) }
+        }
+        return ReportTable(columns: columns, rows: rows)
+    }
+
+    /// Puts dead letters back in the queue, due now, with a fresh deadline of their rule's maximum age: those of `partner`
+    /// (every partner when nil), or only the entries `ids`. Returns how many were put back.
+    public func retry(partner: String?, ids: [Int64], now: Date = Date()) async throws -> Int {
+        let moment = now.timeIntervalSince1970
+        return try await engine.write { db in
+            var condition = "state = 'dead' AND (? = '' OR partner = ?)"
+            var arguments: [any SQLValueConvertible] = [moment, moment, partner ?? "", partner ?? ""]
+            if !ids.isEmpty {
+                condition += " AND id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+                arguments += ids
+            }
+            return try db.execute("""
+                UPDATE forward_outbox SET state = 'pending', next_attempt_at = ?,
+                    deadline = ? + (SELECT r.max_age FROM forward_rules r WHERE r.name = forward_outbox.partner)
+                WHERE \(condition)
+                """, arguments)
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+import TestSupport
+
+/// The forwarding outbox on both engines: written in the postback's own transaction for the rules a verified postback
+/// matches, claimed within a partner's concurrency and rate, retried, dead, and put back by an operator.
+@Suite struct ForwardingOutboxTests {
+    static let key = try! ECPrivateKey.generate()
+    static let developmentKey = try! ECPrivateKey.generate()
+    static let stranger = try! ECPrivateKey.generate()
+    let verifier = PostbackVerifier(keyRing: try! KeyRing([
+        KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+        KeyEntry(keyID: "dev/0", key: developmentKey.publicKey, environment: .development, usages: [.aak, .skan], origin: "test"),
+    ]))
+
+    func intake(_ body: [UInt8]) -> Intake {
+        let result = verifier.verify(body)
+        return Intake(receivedAt: Date(), remoteAddress: nil, route: "any", body: body, result: result,
+                      decision: TrustPolicy(allowDevelopment: true).decide(result))
+    }
+
+    func aak(_ id: String, network: String = "net-a.adattributionkit", country: String? = nil, keyID: String = "net/0", key: ECPrivateKey = key) throws -> [UInt8] {
+        var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
+        fields.adNetworkID = network
+        fields.countryCode = country
+        return try Mint.aak(fields, key: key, keyID: keyID)
+    }
+
+    /// Entries per rule name, as (rule, dedup key) pairs sorted.
+    func entries(_ store: StoreDatabase) async throws -> [String] {
+        try await store.column("SELECT o.partner || ' ' || p.dedup_key FROM forward_outbox o JOIN postbacks p ON p.id = o.postback_id ORDER BY 1", as: String.self)
+    }
+
+    @Test(arguments: TestEngine.allCases) func verifiedPostbacksAreQueuedForTheRulesTheyMatch(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
+        try await store.forwarding.set(ForwardRule(name: "net-b", url: "http://127.0.0.1:1/b", adNetwork: "net-b.adattributionkit"))
+        try await store.forwarding.set(ForwardRule(name: "dev", url: "http://127.0.0.1:1/dev", environment: .development))
+        try await store.forwarding.set(ForwardRule(name: "skan", url: "http://127.0.0.1:1/skan", postbackProtocol: .skan))
+        try await store.forwarding.set(ForwardRule(name: "other-app", url: "http://127.0.0.1:1/app", app: 1))
+        let genuine = try aak("A")
+        let dispositions = try store.ledger.persist([
+            intake(genuine), intake(genuine), intake(try aak("A", country: "GB")), intake(try aak("B", network: "net-b.adattributionkit")),
+            intake(try aak("C", keyID: "dev/0", key: Self.developmentKey)), intake(try aak("D", keyID: "unknown/0", key: Self.stranger)),
+            intake(Array("{}".utf8)),
+        ])
+        #expect(dispositions == [.stored, .duplicate, .replay, .stored, .stored, .stored, .rejected])
+        // A once (its duplicate and replay add nothing), B for both rules it matches, the development postback only for
+        // the development rule, the unverifiable forgery for nobody.
+        let a = "aak:" + Mint.uuid("A"), b = "aak:" + Mint.uuid("B"), c = "aak:" + Mint.uuid("C")
+        #expect(try await entries(store) == ["all \(a)", "all \(b)", "dev \(c)", "net-b \(b)"].sorted())
+        // The real postback arrives after the forgery that took its key: it replaces the row and is queued then.
+        #expect(try store.ledger.persist([intake(try aak("D"))]) == [.stored])
+        #expect(try await entries(store).contains("all aak:" + Mint.uuid("D")))
+    }
+
+    @Test(arguments: TestEngine.allCases) func reverifyQueuesWhatItPromotes(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
+        let later = try ECPrivateKey.generate()
+        _ = try store.ledger.persist([intake(try aak("E", keyID: "later/0", key: later))])
+        #expect(try await entries(store).isEmpty)
+        let updated = PostbackVerifier(keyRing: try verifier.keyRing.adding([
+            KeyEntry(keyID: "later/0", key: later.publicKey, environment: .production, usages: [.aak], origin: "test"),
+        ]))
+        let summary = try await store.ledger.reverify { _, body in
+            let result = updated.verify(body)
+            return (result, TrustPolicy().decide(result))
+        }
+        #expect(summary.promoted == 1)
+        #expect(try await entries(store) == ["all aak:" + Mint.uuid("E")])
+    }
+
+    @Test(arguments: TestEngine.allCases) func theOutboxAndThePostbackCommitTogether(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
+        // Any failure writing the outbox (here a trigger) must undo the postback and its receipt too.
+        try store.engine.transaction { db in
+            switch db.dialect {
+            case .sqlite:
+                try db.execute("CREATE TRIGGER refuse_outbox BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(ABORT, 'outbox refused'); END")
+            case .postgres:
+                try db.execute("CREATE FUNCTION refuse_outbox() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'outbox refused'; END $$ LANGUAGE plpgsql")
+                try db.execute("CREATE TRIGGER refuse_outbox BEFORE INSERT ON forward_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()")
+            }
+        }
+        #expect(throws: (any Error).self) { try store.ledger.persist([intake(try aak("F"))]) }
+        #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 0)
+        #expect(try await store.scalar("SELECT count(*) FROM receipts", as: Int.self) == 0)
+    }
+
+    @Test(arguments: TestEngine.allCases) func claimsKeepThePartnersConcurrencyAndRate(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "narrow", url: "http://127.0.0.1:1/n", concurrency: 2, rate: 1000))
+        try await store.forwarding.set(ForwardRule(name: "slow", url: "http://127.0.0.1:1/s", concurrency: 50, rate: 2))
+        _ = try store.ledger.persist(try (0..<5).map { intake(try aak("G\($0)")) })
+        let now = Date()
+        let first = try await store.forwarding.claim(partner: "narrow", limit: 10, now: now)
+        #expect(first.count == 2)
+        #expect(try await store.forwarding.claim(partner: "narrow", limit: 10, now: now).isEmpty)
+        #expect(try await store.forwarding.delivered(first[0], now: now))
+        let next = try await store.forwarding.claim(partner: "narrow", limit: 10, now: now)
+        #expect(next.count == 1)
+        #expect(Set((first + next).map(\.id)).count == 3)
+        // Two a second, in bursts of at most one second's worth.
+        #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now).count == 2)
+        #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now).isEmpty)
+        #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now.addingTimeInterval(0.5)).count == 1)
+        #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now.addingTimeInterval(10)).count == 2)
+    }
+
+    @Test(arguments: TestEngine.allCases) func theClaimedBodyIsTheOneReceived(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
+        // Members in an unusual order and spacing: the partner gets these bytes, not a re-serialisation.
+        let body = Array(String(decoding: try aak("H"), as: UTF8.self).replacingOccurrences(of: ",", with: " , ").utf8)
+        #expect(try store.ledger.persist([intake(body)]) == [.stored])
+        let claimed = try await store.forwarding.claim(partner: "all", limit: 10, now: Date())
+        #expect(claimed.map(\.body) == [body])
+        #expect(claimed.map(\.dedupKey) == ["aak:" + Mint.uuid("H")])
+        #expect(claimed.map(\.url) == ["http://127.0.0.1:1/all"])
+    }
+
+    @Test(arguments: TestEngine.allCases) func failuresAreRetriedThenDeadThenRetriedByAnOperator(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "down", url: "http://127.0.0.1:1/d", maximumAge: 60))
+        _ = try store.ledger.persist([intake(try aak("I"))])
+        let now = Date()
+        let claimed = try #require(try await store.forwarding.claim(partner: "down", limit: 1, now: now).first)
+        #expect(claimed.deadline.timeIntervalSince(now) > 55)
+        #expect(try await store.forwarding.failed(claimed, answer: "500", error: "HTTP 500", decision: .retry(at: now.addingTimeInterval(30)), now: now))
+        #expect(try await store.forwarding.claim(partner: "down", limit: 1, now: now.addingTimeInterval(29)).isEmpty)
+        let again = try #require(try await store.forwarding.claim(partner: "down", limit: 1, now: now.addingTimeInterval(31)).first)
+        #expect(again.attempts == 1)
+        #expect(try await store.forwarding.failed(again, answer: "refused", error: "connection refused", decision: .dead, now: now.addingTimeInterval(31)))
+        #expect(try await store.forwarding.claim(partner: "down", limit: 1, now: now.addingTimeInterval(3600)).isEmpty)
+        let dead = try await store.forwarding.entries(state: .dead, partner: "down", limit: 10)
+        #expect(dead.rows.count == 1)
+        #expect(dead.rows.first?[try #require(dead.columns.firstIndex(of: "last_answer"))] == .string("refused"))
+        #expect(dead.rows.first?[try #require(dead.columns.firstIndex(of: "attempts"))] == .number("2"))
+        let status = try await store.forwarding.status()
+        #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "dead"))] == .number("1"))
+        #expect(try await store.forwarding.retry(partner: "down", ids: []) == 1)
+        let later = Date()
+        let revived = try #require(try await store.forwarding.claim(partner: "down", limit: 1, now: later).first)
+        #expect(revived.deadline.timeIntervalSince(later) > 55, "a retried dead letter gets a fresh deadline")
+        #expect(try await store.forwarding.delivered(revived))
+        #expect(try await store.forwarding.entries(state: .dead, partner: nil, limit: 10).rows.isEmpty)
+    }
+
+    @Test(arguments: TestEngine.allCases) func aLapsedClaimIsClaimedAgainAndItsOldHolderCannotFinish(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", timeout: 2))
+        _ = try store.ledger.persist([intake(try aak("J"))])
+        let now = Date()
+        let first = try #require(try await store.forwarding.claim(partner: "all", limit: 1, now: now).first)
+        #expect(try await store.forwarding.claim(partner: "all", limit: 1, now: now.addingTimeInterval(4)).isEmpty, "the claim lasts 2 × timeout + 1 s")
+        let second = try #require(try await store.forwarding.claim(partner: "all", limit: 1, now: now.addingTimeInterval(6)).first)
+        #expect(second.id == first.id)
+        #expect(second.dedupKey == first.dedupKey)
+        #expect(try await store.forwarding.delivered(first) == false)
+        #expect(try await store.forwarding.delivered(second))
+        let status = try await store.forwarding.status()
+        #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "delivered"))] == .number("1"))
+        #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "pending"))] == .number("0"))
+    }
+
+    @Test(arguments: TestEngine.allCases) func removingARuleDropsItsUndeliveredEntries(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "gone", url: "http://127.0.0.1:1/g"))
+        _ = try store.ledger.persist([intake(try aak("K")), intake(try aak("L"))])
+        #expect(try await store.forwarding.remove("gone") == 2)
+        #expect(try await store.forwarding.remove("gone") == nil)
+        #expect(try await entries(store).isEmpty)
+    }
+}
+
+/// The pure parts: the retry schedule and a rule's checks.
+@Suite struct ForwardingScheduleTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func delay(_ decision: ForwardingSchedule.Decision) -> TimeInterval? {
+        guard case .retry(let at) = decision else { return nil }
+        return at.timeIntervalSince(now)
+    }
+
+    @Test func backoffDoublesWithJitterUpToTheMaximum() {
+        let schedule = ForwardingSchedule(initialBackoff: 10, maximumBackoff: 3600)
+        let far = now.addingTimeInterval(9 * 86_400)
+        #expect(delay(schedule.afterFailure(attempt: 1, now: now, deadline: far, retryAfter: nil, jitter: 0)) == 5)
+        #expect(delay(schedule.afterFailure(attempt: 1, now: now, deadline: far, retryAfter: nil, jitter: 0.999))! < 10)
+        #expect(delay(schedule.afterFailure(attempt: 4, now: now, deadline: far, retryAfter: nil, jitter: 0)) == 40)
+        #expect(delay(schedule.afterFailure(attempt: 4, now: now, deadline: far, retryAfter: nil, jitter: 0.5)) == 60)
+        #expect(delay(schedule.afterFailure(attempt: 30, now: now, deadline: far, retryAfter: nil, jitter: 1)) == 3600)
+        #expect(delay(schedule.afterFailure(attempt: 10_000, now: now, deadline: far, retryAfter: nil, jitter: 0)) == 1800)
+    }
+
+    @Test func retryAfterIsHonouredUpToTheMaximum() {
+        let schedule = ForwardingSchedule(initialBackoff: 10, maximumBackoff: 600)
+        let far = now.addingTimeInterval(86_400)
+        #expect(delay(schedule.afterFailure(attempt: 1, now: now, deadline: far, retryAfter: 120, jitter: 0)) == 120)
+        #expect(delay(schedule.afterFailure(attempt: 1, now: now, deadline: far, retryAfter: 99_999, jitter: 0)) == 600)
+        #expect(ForwardingSchedule.retryAfter("120", now: now) == 120)
+        #expect(ForwardingSchedule.retryAfter("Fri, 15 Jan 2027 08:02:00 GMT", now: now) == 120)
+        #expect(ForwardingSchedule.retryAfter("Fri, 15 Jan 2027 07:00:00 GMT", now: now) == 0)
+        #expect(ForwardingSchedule.retryAfter("soon", now: now) == nil)
+        #expect(ForwardingSchedule.retryAfter(nil, now: now) == nil)
+        #expect(ForwardingSchedule.retryAfter("99999999999999999999", now: now) == nil)
+    }
+
+    @Test func theLastRetryIsAtTheDeadlineThenTheEntryIsDead() {
+        let schedule = ForwardingSchedule(initialBackoff: 10, maximumBackoff: 3600)
+        #expect(delay(schedule.afterFailure(attempt: 9, now: now, deadline: now.addingTimeInterval(100), retryAfter: nil, jitter: 0)) == 100)
+        #expect(schedule.afterFailure(attempt: 10, now: now.addingTimeInterval(100), deadline: now.addingTimeInterval(100), retryAfter: nil, jitter: 0) == .dead)
+    }
+
+    @Test func aRuleIsCheckedFieldByField() {
+        func problem(_ rule: ForwardRule) -> String? {
+            do { try ForwardRule.check(rule); return nil } catch { return error.field }
+        }
+        let good = ForwardRule(name: "acme-mmp", url: "https://mmp.example/postbacks?network=1")
+        #expect(problem(good) == nil)
+        var rule = good
+        rule.name = "Acme MMP"
+        #expect(problem(rule) == "name")
+        for url in ["ftp://x.example/", "/relative", "https://user:secret@x.example/", "https://x.example/#frag", "https://"] {
+            rule = good
+            rule.url = url
+            #expect(problem(rule) == "url", "\(url)")
+        }
+        rule = good
+        rule.concurrency = 0
+        #expect(problem(rule) == "concurrency")
+        rule = good
+        rule.rate = .nan
+        #expect(problem(rule) == "rate")
+        rule = good
+        rule.maximumAge = 91 * 86_400
+        #expect(problem(rule) == "max_age")
+        rule = good
+        rule.timeout = 0
+        #expect(problem(rule) == "timeout")
+    }
+}
