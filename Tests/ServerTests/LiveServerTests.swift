@@ -286,7 +286,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
                 let uri = operation.path.replacingOccurrences(of: "{app}", with: "1108187390")
                     .replacingOccurrences(of: "{ad_network}", with: "example.adattributionkit")
                     .replacingOccurrences(of: "{level}", with: "campaign").replacingOccurrences(of: "{digits}", with: "12")
-                    .replacingOccurrences(of: "{identifier}", with: "5b7a8f4e-0c1d-4e2f-9a3b-1c2d3e4f5a6b").replacingOccurrences(of: "{file}", with: "core.js")
+                    .replacingOccurrences(of: "{identifier}", with: "5b7a8f4e-0c1d-4e2f-9a3b-1c2d3e4f5a6b").replacingOccurrences(of: "{file}", with: "core.js").replacingOccurrences(of: "{name}", with: "acme-mmp")
                 let response = try await client.execute(uri: uri, method: HTTPRequest.Method(operation.method)!,
                                                         body: operation.method == "POST" ? ByteBuffer(string: "{}") : nil)
                 #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(operation.method) \(operation.path)")
