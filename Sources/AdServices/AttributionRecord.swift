@@ -67,7 +67,9 @@ public struct RecordProblem: Error, Sendable, Equatable, CustomStringConvertible
 /// Dates as Apple Ads writes them: `2024-10-08T17:17Z` (minutes, AdServices) or `2020-08-04T17:18:07Z` (iAd).
 enum AppleAdsDate {
     static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
+        if let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) {
+            return date
+        }
         // Minute precision without seconds: insert ":00" before the zone designator.
         if text.hasSuffix("Z"), text.count == 17 { return try? Date(String(text.dropLast()) + ":00Z", strategy: .iso8601) }
         return nil
@@ -109,7 +111,10 @@ extension AttributionRecord {
     static func identifier(_ object: JSONObject, _ key: String) throws -> Int64? {
         switch object[key] {
         case nil, .null?: return nil
-        case .number?: if let value = object[key]?.int64 { return value }
+        case .number(let text)?:
+            if let value = object[key]?.int64 { return value }
+            // A whole number written with a fraction (1088.0) is still that whole number.
+            if let number = Double(text), number == number.rounded(), abs(number) < 9e15 { return Int64(number) }
         case .string(let text)?: if let value = Int64(text) { return value }
         default: break
         }

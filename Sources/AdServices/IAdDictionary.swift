@@ -50,8 +50,8 @@ public enum IAdDictionary {
         } catch {
             return .failure(error as? RecordProblem ?? RecordProblem(field: nil, message: "\(error)"))
         }
-        if record.attribution, record.conversionTypeRaw != nil, record.conversionType == nil {
-            return .failure(RecordProblem(field: "iad-conversion-type", message: "must be newdownload or redownload"))
+        if record.conversionTypeRaw != nil, record.conversionType == nil {
+            return .failure(RecordProblem(field: "iad-conversion-type", message: "must be newdownload, redownload, download, preorder or pre-order"))
         }
         record.claimType = record.attribution ? "Click" : nil
         record.unknownFields = JSONObject(inner.members.filter { !known.contains($0.key) })

@@ -62,14 +62,15 @@ public struct TokenSubmission: Sendable, Equatable {
         for (key, path) in [("app", \TokenSubmission.app), ("install-id", \TokenSubmission.installID)] {
             switch object[key] {
             case nil, .null?: break
-            case .string(let text)? where !text.isEmpty && text.utf8.count <= 256: submission[keyPath: path] = text
-            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 bytes"))
+            case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= 256: submission[keyPath: path] = text
+            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 characters"))
             }
         }
         switch object["token-created-at"] {
         case nil, .null?: break
         case .string(let text)?:
-            guard let date = try? Date(text, strategy: .iso8601) else {
+            // RFC 3339, with or without fractional seconds.
+            guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) else {
                 return .failure(RecordProblem(field: "token-created-at", message: "must be an ISO 8601 time such as 2026-11-22T08:00:00Z"))
             }
             submission.tokenCreatedAt = date

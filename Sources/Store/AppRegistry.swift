@@ -54,10 +54,10 @@ public struct AppRegistry: Sendable {
 
     /// Checks an entry's fields: a name, ad network ids without commas, an ISO 4217 currency, an IANA time zone.
     public static func check(_ entry: Entry) throws(Problem) {
-        guard !entry.name.isEmpty, entry.name.count <= 200, !entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !entry.name.isEmpty, entry.name.unicodeScalars.count <= 200, !entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Problem(field: "name", message: "must be 1 to 200 characters without control characters")
         }
-        for network in entry.adNetworks where network.isEmpty || network.contains(",") || network.count > 200 {
+        for network in entry.adNetworks where !isAdNetworkID(network) {
             throw Problem(field: "ad_networks", message: "each must be an ad network id such as example123.skadnetwork")
         }
         if let currency = entry.currency, currency.count != 3 || !currency.allSatisfy({ $0.isASCII && $0.isUppercase }) {

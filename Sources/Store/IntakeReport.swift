@@ -81,7 +81,7 @@ public struct IntakeQuery: Sendable, Equatable {
             case "from", "to": times.append((name, value))
             case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = try QueryParameter.app(name, value)
-            case "ad_network": query.adNetwork = value
+            case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "protocol": query.family = try QueryParameter.family(name, value)
             case "environment": query.environment = try QueryParameter.environment(name, value)
             case "window": query.window = try QueryParameter.window(name, value)

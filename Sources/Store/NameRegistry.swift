@@ -53,9 +53,9 @@ public struct NameRegistry: Sendable {
         }
     }
 
-    /// A name: 1 to 200 characters, no control characters.
+    /// A name: 1 to 200 characters (Unicode code points, as JSON Schema counts them), no control characters.
     static func checkName(_ name: String) throws(Problem) {
-        guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Problem(field: "name", message: "must be 1 to 200 characters without control characters")
         }
     }

@@ -23,6 +23,15 @@ enum QueryParameter {
     }
 
     /// A numeric App Store id.
+    /// An ad network id filter (as postbacks' `ad-network-id` is checked), or nil for an empty value (any network).
+    static func adNetwork(_ name: String, _ value: String) throws(Problem) -> String? {
+        guard !value.isEmpty else { return nil }
+        guard isAdNetworkID(value) else {
+            throw Problem(parameter: name, message: "must be a lowercase ad network id such as example123.skadnetwork or com.apple.ads")
+        }
+        return value
+    }
+
     static func app(_ name: String, _ value: String) throws(Problem) -> Int64 {
         guard let app = Int64(value), app >= 0 else { throw Problem(parameter: name, message: "must be a numeric App Store id") }
         return app
@@ -65,14 +74,13 @@ enum QueryParameter {
     }
 
     /// The `from` and `to` parameters among `times`, read in `zone` once every parameter is known (wherever `tz`
-    /// comes); `to` must come after `from` when both are given.
+    /// comes). A `to` at or before `from` is an empty range: the answer has no rows.
     static func range(_ times: [(String, String)], in zone: ReportTimeZone) throws(Problem) -> (from: Date?, to: Date?) {
         var range: (from: Date?, to: Date?) = (nil, nil)
         for (name, value) in times {
             let time = try time(name, value, in: zone)
             if name == "from" { range.from = time } else { range.to = time }
         }
-        if let from = range.from, let to = range.to, from >= to { throw Problem(parameter: "to", message: "must be after from") }
         return range
     }
 }
@@ -223,7 +231,7 @@ public struct ReportQuery: Sendable, Equatable {
             case "from", "to": times.append((name, value))
             case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = try QueryParameter.app(name, value)
-            case "ad_network": query.adNetwork = value
+            case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "source_prefix":
                 guard (1...4).contains(value.count), value.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw fail("must be 1 to 4 digits") }
                 query.sourcePrefix = value
@@ -258,9 +266,9 @@ public struct ReportQuery: Sendable, Equatable {
             }
         }
         (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        if query.environment == "development", !query.includeUncounted {
-            // Development postbacks are never counted, so the answer would be empty without saying why.
-            throw Problem(parameter: "environment", message: "development postbacks are never counted; add include_uncounted=true to report them")
+        if query.environment == "development" {
+            // Development postbacks are never counted: asking for them is asking for postbacks that are not counted.
+            query.includeUncounted = true
         }
         return query
     }

@@ -13,6 +13,7 @@ public struct ReportTimeZone: Sendable, Equatable {
 
     /// The zone named `identifier`, an IANA area/location name spelled exactly (`Europe/Berlin`, `America/New_York`,
     /// `Asia/Kolkata`) or `UTC`; nil for anything else (abbreviations such as `CET`, offsets such as `+02:00`).
+    /// docs/openapi.yaml lists every name the tz database of this system gives (`TimeZone` there).
     public init?(identifier: String) {
         guard let zone = TimeZone(identifier: identifier),
               identifier == "UTC" || (identifier.contains("/") && zone.identifier == identifier) else { return nil }

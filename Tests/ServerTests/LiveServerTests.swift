@@ -228,6 +228,37 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
 
 /// docs/openapi.yaml and the running server agree on routes and query parameters.
 @Suite struct OpenAPIAgreementTests {
+    static func document() throws -> String {
+        try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+    }
+
+    /// The values of the first `enum: [...]` on the line of the `by` parameter whose description starts with `marker`.
+    static func dimensionEnum(_ marker: String) throws -> [String] {
+        let line = try #require(try document().split(separator: "\n").first { $0.contains("name: by,") && $0.contains(marker) })
+        let list = try #require(line.range(of: "enum: [").map { line[$0.upperBound...].prefix { $0 != "]" } })
+        return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test func theDocumentedDimensionsAreTheServersOwn() throws {
+        #expect(try Self.dimensionEnum("week (ISO 8601 week of that day") == ReportQuery.Dimension.allCases.map(\.rawValue))
+        #expect(try Self.dimensionEnum("day (in tz), week, status") == IntakeQuery.Dimension.allCases.map(\.rawValue))
+        #expect(try Self.dimensionEnum("day, app, source, org") == AttributionReportQuery.Dimension.allCases.map(\.rawValue))
+    }
+
+    /// Every time zone the document lists is accepted, and names it cannot list are refused.
+    @Test func theDocumentedTimeZonesAreAccepted() throws {
+        let text = try Self.document()
+        let start = try #require(text.range(of: "    TimeZone:\n"))
+        let block = text[start.upperBound...].prefix { _ in true }.split(separator: "\n").prefix { $0.hasPrefix("      ") }
+        let zones = block.filter { $0.hasPrefix("        - ") }.map { String($0.dropFirst("        - ".count)) }
+        #expect(zones.count > 400)
+        #expect(zones.contains("UTC") && zones.contains("Europe/Berlin") && zones.contains("Asia/Kolkata"))
+        for zone in zones { #expect(ReportTimeZone(identifier: zone) != nil, "\(zone)") }
+        for name in ["CET", "+02:00", "europe/berlin", "Mars/Olympus", ""] {
+            #expect(!zones.contains(name) && ReportTimeZone(identifier: name) == nil, "\(name)")
+        }
+    }
+
     /// Names of the reusable query parameters under `components: parameters:`, with a sample valid value each.
     static func documentedReportParameters() throws -> [String] {
         let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
@@ -286,7 +317,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
                 let uri = operation.path.replacingOccurrences(of: "{app}", with: "1108187390")
                     .replacingOccurrences(of: "{ad_network}", with: "example.adattributionkit")
                     .replacingOccurrences(of: "{level}", with: "campaign").replacingOccurrences(of: "{digits}", with: "12")
-                    .replacingOccurrences(of: "{identifier}", with: "5b7a8f4e-0c1d-4e2f-9a3b-1c2d3e4f5a6b").replacingOccurrences(of: "{file}", with: "core.js").replacingOccurrences(of: "{name}", with: "acme-mmp")
+                    .replacingOccurrences(of: "{identifier}", with: "5b7a8f4e-0c1d-4e2f-9a3b-1c2d3e4f5a6b").replacingOccurrences(of: "{file}", with: "core.js").replacingOccurrences(of: "{name}", with: "acme-mmp").replacingOccurrences(of: "{digit}", with: "3")
                 let response = try await client.execute(uri: uri, method: HTTPRequest.Method(operation.method)!,
                                                         body: operation.method == "POST" ? ByteBuffer(string: "{}") : nil)
                 #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(operation.method) \(operation.path)")

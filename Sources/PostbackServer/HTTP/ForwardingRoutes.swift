@@ -84,7 +84,7 @@ enum ForwardingRoutes {
                 throw APIError(.badRequest, .badParameter, "ids: must be a list of at most 1000 entry ids")
             }
             ids = try items.map { item in
-                guard case .number(let text) = item, let id = Int64(text), id > 0 else {
+                guard let id = item.wholeNumber, id > 0 else {
                     throw APIError(.badRequest, .badParameter, "ids: each must be an entry id, a positive integer")
                 }
                 return id
@@ -119,7 +119,7 @@ enum ForwardingRoutes {
         guard let url = try text("url") else { throw APIError(.badRequest, .badParameter, "url: required; \(usage)") }
         var rule = ForwardRule(name: name, url: url, adNetwork: try text("ad_network"))
         if let value = present("app") {
-            guard case .number(let digits) = value, let app = Int64(digits) else { throw APIError(.badRequest, .badParameter, "app: must be an App Store id") }
+            guard let app = value.wholeNumber else { throw APIError(.badRequest, .badParameter, "app: must be an App Store id") }
             rule.app = app
         }
         if let name = try text("protocol") {
@@ -132,8 +132,10 @@ enum ForwardingRoutes {
             }
             rule.environment = value
         }
-        if let concurrency = try number("concurrency") {
-            guard concurrency == concurrency.rounded(), abs(concurrency) < 1e9 else { throw APIError(.badRequest, .badParameter, "concurrency: must be a whole number") }
+        if let value = present("concurrency") {
+            guard let concurrency = value.wholeNumber, abs(concurrency) < 1 << 31 else {
+                throw APIError(.badRequest, .badParameter, "concurrency: must be a whole number")
+            }
             rule.concurrency = Int(concurrency)
         }
         rule.rate = try number("rate") ?? rule.rate

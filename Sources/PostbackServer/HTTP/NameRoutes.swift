@@ -73,8 +73,12 @@ enum NameRoutes {
     /// The `name` of a `{"name": "..."}` body.
     static func nameBody(_ request: Request) async throws -> String {
         let body = try await RequestBody.collect(request, limit: maximumBodySize)
-        guard let name = (try? JSONParser.parse(Array(buffer: body)))?.object?["name"]?.string else {
-            throw APIError(.badRequest, .badParameter, #"the body must be a JSON object such as {"name": "Spring sale"}"#)
+        let usage = #"the body must be a JSON object such as {"name": "Spring sale"}"#
+        guard let object = (try? JSONParser.parse(Array(buffer: body)))?.object, let name = object["name"]?.string else {
+            throw APIError(.badRequest, .badParameter, usage)
+        }
+        if let unknown = object.members.first(where: { $0.key != "name" }) {
+            throw APIError(.badRequest, .badParameter, "\(unknown.key): unknown field; \(usage)")
         }
         return name
     }

@@ -1,4 +1,5 @@
 import Hummingbird
+import JWS
 import NIOCore
 
 /// Reads a request body up to a limit: a declared `Content-Length` above it is refused before a byte is read, and the
@@ -14,5 +15,16 @@ enum RequestBody {
         } catch is NIOTooManyBytesError {
             throw APIError.tooLarge(limit: limit)
         }
+    }
+}
+
+extension JSONValue {
+    /// The value of a JSON number with no fractional part, as JSON Schema's `integer` reads it (`5` and `5.0` alike);
+    /// nil for anything else or beyond ±2^53, where doubles stop being exact.
+    var wholeNumber: Int64? {
+        guard case .number(let text) = self else { return nil }
+        if let value = Int64(text) { return abs(value) <= 1 << 53 ? value : nil }
+        guard let number = Double(text), number == number.rounded(), abs(number) <= 9_007_199_254_740_992 else { return nil }
+        return Int64(number)
     }
 }

@@ -76,8 +76,8 @@ public struct ForwardRule: Sendable, Equatable {
               let host = components.host, !host.isEmpty, components.user == nil, components.fragment == nil else {
             throw Problem(field: "url", message: "must be an absolute http or https URL without credentials or fragment, such as https://partner.example/postbacks")
         }
-        if let network = rule.adNetwork, network.isEmpty || network.count > 200 || network.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw Problem(field: "ad_network", message: "must be an ad network id such as example123.skadnetwork")
+        if let network = rule.adNetwork, !isAdNetworkID(network) {
+            throw Problem(field: "ad_network", message: "must be a lowercase ad network id such as example123.skadnetwork")
         }
         if let app = rule.app, app <= 0 { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
         guard (1...256).contains(rule.concurrency) else { throw Problem(field: "concurrency", message: "must be 1 to 256 deliveries in flight") }

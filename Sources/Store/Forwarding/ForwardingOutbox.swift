@@ -108,8 +108,10 @@ public struct ForwardingOutbox: Sendable {
     /// Queues the postback `postbackID` for every matching rule, in the caller's transaction: nothing is forwarded that is
     /// not stored, and nothing stored is left unforwarded. A postback is queued once per rule, however often this runs.
     static func enqueue(_ db: any SQLSession, postbackID: Int64, now: Date) throws {
-        try db.execute(insertSQL(from: "postbacks", where: "p.id = ?"), insertArguments(now: now) + [postbackID])
+        try db.execute(enqueueSQL, insertArguments(now: now) + [postbackID])
     }
+
+    private static let enqueueSQL = insertSQL(from: "postbacks", where: "p.id = ?")
 
     // MARK: Delivering
 
