@@ -107,8 +107,7 @@ public struct PostbackLedger: Sendable {
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
     /// runs two statements an intake (each costs microseconds there); PostgreSQL one statement a batch, since every
     /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``) in a `WITH` part, then the rows
-    /// with `ON CONFLICT DO NOTHING`, each new one also listed for the rollup (see `Rollup.postgresFold`) and queued for
-    /// the forwarding rules it matches; the answer names the receipts whose rows went in.
+    /// (``postgresBatchSQL``).
     private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession, receiptIDs: ReceiptIDs, now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
@@ -119,37 +118,48 @@ public struct PostbackLedger: Sendable {
                 return (receiptID, rowID)
             }
         case .postgres:
-            var inserted: [(receiptID: Int64, rowID: Int64?)] = []
-            // At most 65,535 arguments a statement: 8 a receipt and 38 a row.
-            for start in stride(from: 0, to: batch.count, by: 1000) {
-                let chunk = batch[start..<min(start + 1000, batch.count)]
-                let ids = try receiptIDs.take(chunk.count, db)
-                let receiptRow = "(" + Array(repeating: "?", count: 8).joined(separator: ", ") + ")"
-                let receipts = "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) VALUES "
-                    + Array(repeating: receiptRow, count: chunk.count).joined(separator: ", ")
-                let receiptValues = zip(ids, chunk).flatMap { id, intake in
-                    [id] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored)
-                }
-                let rows = zip(ids, chunk).compactMap { id, intake in intake.row.map { (id, $0) } }
-                var rowIDs: [Int64: Int64] = [:]
-                if rows.isEmpty {
-                    try db.execute(receipts, receiptValues)
-                } else {
-                    let placeholders = "(" + Array(repeating: "?", count: PostbackRow.columns.count).joined(separator: ", ") + ")"
-                    let answer = try db.rows(
-                        "WITH receipts_in AS (\(receipts)), inserted AS (INSERT INTO postbacks (\(PostbackRow.columns.joined(separator: ", "))) VALUES "
-                            + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
-                            + " ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment), "
-                            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
-                            + "forwarded AS (\(ForwardingOutbox.insertSQL(from: "inserted", where: "true"))) SELECT id, receipt_id FROM inserted",
-                        receiptValues + rows.flatMap { id, row in row.values + [SQLValue.integer(id)] } + ForwardingOutbox.insertArguments(now: now))
-                    for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
-                }
-                inserted += ids.map { ($0, rowIDs[$0]) }
+            let ids = try receiptIDs.take(batch.count, db)
+            let receiptValues = zip(ids, batch).map { id, intake in
+                [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
             }
-            return inserted
+            let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
+            let rows = zip(ids, batch).compactMap { id, intake in intake.row.map { $0.values + [SQLValue.integer(id)] } }
+            guard !rows.isEmpty else {
+                try db.execute(Self.postgresReceiptsSQL, receiptArrays)
+                return ids.map { ($0, nil) }
+            }
+            var rowIDs: [Int64: Int64] = [:]
+            let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + Self.columns(rows, types: PostbackRow.postgresColumnTypes)
+                                     + ForwardingOutbox.insertArguments(now: now))
+            for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
+            return ids.map { ($0, rowIDs[$0]) }
         }
     }
+
+    /// Values by row turned into one array argument per column, of the column's type.
+    private static func columns(_ rows: [[SQLValue]], types: [SQLArray.Element]) -> [any SQLValueConvertible] {
+        types.indices.map { column in SQLArray(element: types[column], values: rows.map { $0[column] }) }
+    }
+
+    /// The receipts' columns in insert order, and their array types.
+    private static let receiptColumnTypes: [SQLArray.Element] = [.bigint, .text, .text, .text, .bytea, .text, .text, .text]
+    private static let postgresReceiptsSQL: String = {
+        let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
+        return "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) SELECT * FROM unnest(\(arrays))"
+    }()
+    /// One statement a batch, the same text whatever its size (each column one array): the receipts, the rows with
+    /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`) and queued for the
+    /// forwarding rules it matches; the answer names the receipts whose rows went in.
+    private static let postgresBatchSQL: String = {
+        let columns: String = PostbackRow.columns.joined(separator: ", ")
+        let arrays: String = PostbackRow.postgresColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
+        let forwarded: String = ForwardingOutbox.insertSQL(from: "inserted", where: "true")
+        let returned = "id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment"
+        return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
+            + "inserted AS (INSERT INTO postbacks (\(columns)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
+            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
+            + "forwarded AS (\(forwarded)) SELECT id, receipt_id FROM inserted"
+    }()
 
     /// A copy of an already stored postback: replaces the row when it is the first verified copy, else is counted.
     private static func judgeCopy(_ intake: Intake, row: PostbackRow, postback: Postback, receiptID: Int64, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {

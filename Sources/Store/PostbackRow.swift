@@ -77,6 +77,15 @@ struct PostbackRow: Sendable {
     }
 
     static let columns = PostbackRow.columnNames
+    /// Each column's PostgreSQL array type for a batch insert (``SQLArray``); integers of every width go as `bigint`.
+    static let postgresColumnTypes: [SQLArray.Element] = columnNames.map { column in
+        switch column {
+        case "content_hash": .bytea
+        case "countable", "campaign_id", "advertised_item_id", "redownload", "did_win", "conversion_window", "publisher_item_id",
+             "fidelity_type", "conversion_value", "digit_count", "tier_min", "tier_max", "receipt_id": .bigint
+        default: .text
+        }
+    }
     static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING RETURNING id"
     static let updateSQL = "UPDATE postbacks SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 

@@ -259,6 +259,10 @@ struct PostgresSession: SQLSession {
     static func query(_ sql: String, _ arguments: [any SQLValueConvertible]) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
+            if let array = argument as? SQLArray {
+                bindings.append(array)
+                continue
+            }
             switch argument.sqlValue {
             case .null: bindings.appendNull()
             case .integer(let integer): bindings.append(integer)
