@@ -19,8 +19,7 @@ final class Forwarder: Service, Sendable {
     let store: StoreDatabase
     let schedule: ForwardingSchedule
     let logger: Logger
-    private let events: AsyncStream<Void>
-    private let wakeups: AsyncStream<Void>.Continuation
+    private let loop = ClaimLoop()
     /// Deliveries in flight from this receiver, per partner.
     private let inFlight = Mutex<[String: Int]>([:])
 
@@ -28,7 +27,6 @@ final class Forwarder: Service, Sendable {
         self.store = store
         self.schedule = schedule
         self.logger = logger
-        (events, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// How often the outbox is looked at: a quarter of the first backoff, between 20 ms and 250 ms.
@@ -41,35 +39,18 @@ final class Forwarder: Service, Sendable {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        let ticker = Task { [wakeups, pollInterval] in
-            var lastGauges = Date.distantPast
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(pollInterval))
-                wakeups.yield()
-                if Date().timeIntervalSince(lastGauges) >= Self.gaugeInterval {
-                    lastGauges = Date()
-                    await self.updateGauges()
-                }
+        let lastGauges = Mutex(Date.distantPast)
+        await loop.run(every: pollInterval, onTick: {
+            let due = lastGauges.withLock { last in
+                guard Date().timeIntervalSince(last) >= Self.gaugeInterval else { return false }
+                last = Date()
+                return true
             }
+            if due { await self.updateGauges() }
+        }, claim: claimDue) { delivery in
+            await self.deliver(delivery, client: client)
+            self.inFlight.withLock { $0[delivery.partner, default: 1] -= 1 }
         }
-        await withGracefulShutdownHandler {
-            // On shutdown the loop stops claiming; the group waits for the deliveries in flight (each bounded by its timeout).
-            await withDiscardingTaskGroup { group in
-                var iterator = events.makeAsyncIterator()
-                repeat {
-                    for delivery in await claimDue() {
-                        group.addTask {
-                            await self.deliver(delivery, client: client)
-                            self.inFlight.withLock { $0[delivery.partner, default: 1] -= 1 }
-                            self.wakeups.yield()
-                        }
-                    }
-                } while await iterator.next() != nil && !Task.isShuttingDownGracefully
-            }
-        } onGracefulShutdown: { [wakeups] in
-            wakeups.finish()
-        }
-        ticker.cancel()
         try? await client.shutdown()
     }
 

@@ -26,8 +26,7 @@ final class TokenExchangeRunner: Service, Sendable {
     let configuration: Configuration
     let logger: Logger
     private let client: HTTPClient
-    private let events: AsyncStream<Void>
-    private let wakeups: AsyncStream<Void>.Continuation
+    private let loop = ClaimLoop()
     private let inFlight = Mutex(0)
 
     init(store: StoreDatabase, configuration: Configuration, logger: Logger, client: HTTPClient = .shared) {
@@ -35,12 +34,11 @@ final class TokenExchangeRunner: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.client = client
-        (events, wakeups) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Asks the runner to look for due jobs now (a token was just queued).
     func wake() {
-        wakeups.yield()
+        loop.wake()
     }
 
     /// How often due jobs are looked for between wake-ups: a quarter of the shortest retry delay, at most 250 ms.
@@ -49,29 +47,9 @@ final class TokenExchangeRunner: Service, Sendable {
     }
 
     func run() async throws {
-        let ticker = Task { [wakeups, pollInterval] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(pollInterval))
-                wakeups.yield()
-            }
-        }
-        defer { ticker.cancel() }
-        await withGracefulShutdownHandler {
-            // On shutdown the loop stops claiming; the group then waits for the exchanges in flight (each bounded by the timeout).
-            await withDiscardingTaskGroup { group in
-                var iterator = events.makeAsyncIterator()
-                repeat {
-                    for job in await claimDueJobs() {
-                        group.addTask {
-                            await self.exchange(job)
-                            self.inFlight.withLock { $0 -= 1 }
-                            self.wakeups.yield()
-                        }
-                    }
-                } while await iterator.next() != nil && !Task.isShuttingDownGracefully
-            }
-        } onGracefulShutdown: { [wakeups] in
-            wakeups.finish()
+        await loop.run(every: pollInterval, claim: claimDueJobs) { job in
+            await self.exchange(job)
+            self.inFlight.withLock { $0 -= 1 }
         }
     }
 
