@@ -137,10 +137,9 @@ struct ForwardCommand: AsyncParsableCommand {
         func run() async throws {
             let store = try database.open()
             defer { store.close() }
-            if let partner, try await !store.forwarding.rules().contains(where: { $0.name == partner }) {
-                throw CLIFailure.rejected("no forwarding rule is named \(partner); countersign forward rules lists them")
+            guard let retried = try await store.forwarding.retry(partner: partner, ids: ids) else {
+                throw CLIFailure.rejected("no forwarding rule is named \(partner ?? ""); countersign forward rules lists them")
             }
-            let retried = try await store.forwarding.retry(partner: partner, ids: ids)
             print("\(retried) dead letters queued again; running servers deliver them")
         }
     }

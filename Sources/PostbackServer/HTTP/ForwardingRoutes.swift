@@ -58,10 +58,9 @@ enum ForwardingRoutes {
             try context.requireEveryApp("forwarding")
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let (partner, ids) = try retrySelection(Array(buffer: body))
-            if let partner, try await !store.forwarding.rules().contains(where: { $0.name == partner }) {
-                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(partner); GET /v1/forwarding/rules lists them")
+            guard let retried = try await store.forwarding.retry(partner: partner, ids: ids) else {
+                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(partner ?? ""); GET /v1/forwarding/rules lists them")
             }
-            let retried = try await store.forwarding.retry(partner: partner, ids: ids)
             return JSONResponse.make(JSONObject([JSONMember(key: "retried", value: .number(String(retried)))]))
         }
     }

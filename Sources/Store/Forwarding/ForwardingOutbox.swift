@@ -255,10 +255,12 @@ public struct ForwardingOutbox: Sendable {
     }
 
     /// Puts dead letters back in the queue, due now, with a fresh deadline of their rule's maximum age: those of `partner`
-    /// (every partner when nil), or only the entries `ids`. Returns how many were put back.
-    public func retry(partner: String?, ids: [Int64], now: Date = Date()) async throws -> Int {
+    /// (every partner when nil), or only the entries `ids`. Returns how many were put back, or nil when no rule is named
+    /// `partner`.
+    public func retry(partner: String?, ids: [Int64], now: Date = Date()) async throws -> Int? {
         let moment = now.timeIntervalSince1970
         return try await engine.write { db in
+            if let partner, try db.row("SELECT 1 FROM forward_rules WHERE name = ?", [partner]) == nil { return nil }
             var condition = "state = 'dead' AND (? = '' OR partner = ?)"
             var arguments: [any SQLValueConvertible] = [moment, moment, partner ?? "", partner ?? ""]
             if !ids.isEmpty {
