@@ -217,7 +217,7 @@ extension AttributionRecordStore {
     /// Runs an attribution report.
     public func report(_ query: AttributionReportQuery) async throws -> ReportTable {
         let (sql, arguments) = query.sql(engine.dialect)
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: query.columns, rows: rows, timeZone: query.timeZone.identifier)
     }
 }

@@ -154,7 +154,7 @@ extension ReportReader {
     /// The intake report: postbacks and bodies received, grouped as `query` asks, with a `postbacks` count.
     public func intake(_ query: IntakeQuery) async throws -> ReportTable {
         let (sql, arguments) = query.sql(engine.dialect)
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: query.grouping.map(\.rawValue) + ["postbacks"], rows: rows, timeZone: query.timeZone.identifier)
     }
 }

@@ -37,7 +37,7 @@ extension PostbackLedger {
         let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
         return try await engine.read { db in
             let rows = try db.rows("SELECT \(PostbackHistory.postbackColumns.joined(separator: ", ")) FROM postbacks WHERE dedup_key IN (\(placeholders)) ORDER BY id",
-                                   keys, reusable: false)
+                                   keys, reuse: .once)
             return try rows.map { row in
                 let id = try row.get("id", as: Int64.self)
                 let receiptID = try row.get("receipt_id", as: Int64.self)
@@ -47,7 +47,7 @@ extension PostbackLedger {
                     SELECT id, received_at, route, remote_address, outcome, reason, disposition, body FROM receipts WHERE postback_id = ?
                     UNION ALL SELECT id, received_at, route, remote_address, outcome, reason, disposition, body FROM receipts WHERE id = ?
                     ORDER BY 1
-                    """, [id, receiptID], reusable: false).map { copy in
+                    """, [id, receiptID], reuse: .once).map { copy in
                     var receipt = JSONObject()
                     for (column, value) in zip(copy.columns, copy.values) where column != "body" { receipt.set(column, ReportTable.cell(value)) }
                     let copyID = try copy.get("id", as: Int64.self)
@@ -56,7 +56,7 @@ extension PostbackLedger {
                 let events = try db.rows("""
                     SELECT event_index, name, count, revenue_min, revenue_max, currency, schema_revision, properties
                     FROM postback_events WHERE postback_id = ? ORDER BY event_index
-                    """, [id], reusable: false).map { event in
+                    """, [id], reuse: .once).map { event in
                     var object = JSONObject()
                     for (column, value) in zip(event.columns, event.values) { object.set(column, ReportTable.cell(value)) }
                     return object

@@ -125,12 +125,12 @@ public struct PostbackLedger: Sendable {
             let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
             let rows = zip(ids, batch).compactMap { id, intake in intake.row.map { $0.values + [SQLValue.integer(id)] } }
             guard !rows.isEmpty else {
-                try db.execute(Self.postgresReceiptsSQL, receiptArrays)
+                _ = try db.rows(Self.postgresReceiptsSQL, receiptArrays, reuse: .prepared)
                 return ids.map { ($0, nil) }
             }
             var rowIDs: [Int64: Int64] = [:]
             let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + Self.columns(rows, types: PostbackRow.postgresColumnTypes)
-                                     + ForwardingOutbox.insertArguments(now: now))
+                                     + ForwardingOutbox.insertArguments(now: now), reuse: .prepared)
             for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
             return ids.map { ($0, rowIDs[$0]) }
         }
@@ -147,13 +147,14 @@ public struct PostbackLedger: Sendable {
         let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) SELECT * FROM unnest(\(arrays))"
     }()
-    /// One statement a batch, the same text whatever its size (each column one array): the receipts, the rows with
+    /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
+    /// connection (``StatementReuse/prepared``): the receipts, the rows with
     /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`) and queued for the
     /// forwarding rules it matches; the answer names the receipts whose rows went in.
     private static let postgresBatchSQL: String = {
         let columns: String = PostbackRow.columns.joined(separator: ", ")
         let arrays: String = PostbackRow.postgresColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
-        let forwarded: String = ForwardingOutbox.insertSQL(from: "inserted", where: "true")
+        let forwarded: String = ForwardingOutbox.insertSQL(from: "inserted", where: "true", castArguments: true)
         let returned = "id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment"
         return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
             + "inserted AS (INSERT INTO postbacks (\(columns)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "

@@ -434,7 +434,7 @@ public struct ReportReader: Sendable {
         let minimum = columns.firstIndex(of: "revenue_min")!, maximum = columns.firstIndex(of: "revenue_max")!
         let middle = columns.firstIndex(of: "revenue_mid")!
         let rows = try await engine.read { db in
-            try db.rows(sql, arguments, reusable: false).map { row in
+            try db.rows(sql, arguments, reuse: .once).map { row in
                 var cells = row.values.map(ReportTable.cell)
                 cells[minimum] = .number(Money.decimal(micros: try row.get(at: minimum, as: Int64.self)))
                 cells[maximum] = .number(Money.decimal(micros: try row.get(at: maximum, as: Int64.self)))
@@ -448,7 +448,7 @@ public struct ReportReader: Sendable {
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
     public func conversions(_ query: ReportQuery, after: Int64, limit: Int) async throws -> ReportTable {
         let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false).map { $0.values.map(ReportTable.cell) } }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once).map { $0.values.map(ReportTable.cell) } }
         return ReportTable(columns: Self.conversionColumns, rows: rows)
     }
 
@@ -456,7 +456,7 @@ public struct ReportReader: Sendable {
     /// Returns the CSV text (header first) and the last id on the page.
     public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
         let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reusable: false) }
+        let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once) }
         var csv = Self.conversionColumns.joined(separator: ",") + "\r\n"
         csv.reserveCapacity(rows.count * 200)
         for row in rows {

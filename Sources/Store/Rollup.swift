@@ -47,7 +47,7 @@ enum Rollup {
     /// with a scan of every postback, 30 ms a fold at 60,000 rows.
     static let postgresFold = """
         WITH batch AS (
-            SELECT p.* FROM postbacks p WHERE p.id = ANY (ARRAY(SELECT id FROM rollup_pending ORDER BY id LIMIT ?)) FOR UPDATE SKIP LOCKED
+            SELECT p.* FROM postbacks p WHERE p.id = ANY (ARRAY(SELECT id FROM rollup_pending ORDER BY id LIMIT ?::bigint)) FOR UPDATE SKIP LOCKED
         ), gone AS (DELETE FROM rollup_pending WHERE id = ANY (ARRAY(SELECT id FROM batch))),
         folded AS (\(insert(from: "batch", where: "true")) RETURNING 1)
         SELECT count(*) FROM batch
@@ -75,8 +75,10 @@ public struct ReportRollup: Sendable {
                 return through - folded
             case .postgres:
                 // One receiver folds at a time; the others skip rather than wait.
-                guard try db.value("SELECT pg_try_advisory_xact_lock(?)", [PostgresMigrations.lockKey + 1], as: Bool.self) == true else { return 0 }
-                return try db.value(Rollup.postgresFold, [limit], as: Int64.self) ?? 0
+                // Both statements run every few commits under load, so they are prepared.
+                let locked = try db.rows("SELECT pg_try_advisory_xact_lock(?::bigint)", [PostgresMigrations.lockKey + 1], reuse: .prepared)
+                guard try locked.first?.get(at: 0, as: Bool.self) == true else { return 0 }
+                return try db.rows(Rollup.postgresFold, [limit], reuse: .prepared).first?.get(at: 0, as: Int64.self) ?? 0
             }
         }
     }

@@ -26,9 +26,9 @@ public final class SchemaCatalog: Sendable {
     /// The current schema for `app`.
     public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
 
-    /// Loads every app whose latest revision differs from the one held.
+    /// Loads every app whose latest revision differs from the one held. Every commit runs it, so its query is prepared.
     func refresh(_ session: any SQLSession) throws {
-        let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
+        let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [], reuse: .prepared)
         let held = entries.withLock { $0.mapValues(\.revision) }
         for row in latest {
             let app = try row.get("app", as: String.self)

@@ -30,4 +30,46 @@ import TestSupport
         // The unanswered connection was closed, not handed out again: the next transaction gets a new one and works.
         #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
     }
+
+    /// A statement every commit runs (the ingest batch, the catalogue check, the fold) is prepared once per connection,
+    /// its results read exactly as a statement parsed each time gives them, and prepared again on a new connection.
+    @Test func aPreparedStatementIsParsedOncePerConnectionAndAnswersAsAnyOther() throws {
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1))
+        let sql = "SELECT ?::bigint AS n, ?::text AS t, ?::bytea AS b, ?::float8 AS f, ?::text AS z, cardinality(?::bigint[]) AS a"
+        let arguments: [any SQLValueConvertible] = [Int64(-7), "é?", Data([0, 255]), 2.5, String?.none,
+                                                    SQLArray(element: .bigint, values: [.integer(1), .integer(2)])]
+        let prepared = "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%cardinality%'"
+        let (first, again, parsed, count) = try store.engine.transaction { db in
+            (try db.rows(sql, arguments, reuse: .prepared), try db.rows(sql, arguments, reuse: .prepared),
+             try db.rows(sql.replacingOccurrences(of: " AS a", with: " AS a, 1 AS once"), arguments, reuse: .once),
+             try db.value(prepared, as: Int.self))
+        }
+        #expect(count == 1)
+        let values = try #require(first.first).values
+        #expect(values == [.integer(-7), .text("é?"), .blob([0, 255]), .real(2.5), .null, .integer(2)])
+        #expect(try #require(again.first).values == values)
+        #expect(try #require(parsed.first).values == values + [.integer(1)])
+        // A later transaction on the same connection finds it prepared.
+        #expect(try store.engine.transaction { db in
+            _ = try db.rows(sql, arguments, reuse: .prepared)
+            return try db.value(prepared, as: Int.self)
+        } == 1)
+        // The connection dies; the next one prepares the statement for itself.
+        _ = try? store.engine.transaction { db in try db.execute("SELECT pg_terminate_backend(pg_backend_pid())") }
+        let (before, after) = try store.engine.transaction { db in
+            (try db.value(prepared, as: Int.self), try db.rows(sql, arguments, reuse: .prepared).first?.values)
+        }
+        #expect(before == 0)
+        #expect(after == values)
+    }
+
+    /// A prepared statement's placeholders must all be cast, since the server fixes their types when it prepares.
+    @Test func onlyStatementsWhosePlaceholdersAreAllCastArePrepared() {
+        #expect(Placeholders.everyOneCast("SELECT * FROM unnest(?::bigint[], ?::text[])"))
+        #expect(Placeholders.everyOneCast("SELECT 'why?' || ?::text, \"odd?\" FROM t"))
+        #expect(Placeholders.everyOneCast("SELECT 1"))
+        #expect(!Placeholders.everyOneCast("SELECT ?::text, ? + 1"))
+        #expect(!Placeholders.everyOneCast("SELECT ?:text"))
+        #expect(!Placeholders.everyOneCast("SELECT ?"))
+    }
 }

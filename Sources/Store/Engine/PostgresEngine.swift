@@ -21,7 +21,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let logger: Logger
     private let eventLoops = MultiThreadedEventLoopGroup.singleton
     // Guarded by `condition`.
-    private var idle: [PostgresConnection] = []
+    private var idle: [PooledConnection] = []
     private var open = 0
     private var isClosed = false
     private var nextID = 0
@@ -70,7 +70,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                         try session.run("COMMIT", [], answerWithin: Self.answerGrace)
                         return result
                     } catch {
-                        if !(error is PostgresEngineError), !session.connection.isClosed {
+                        if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
                             _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
                         }
                         throw error
@@ -109,11 +109,11 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         idle.removeAll()
         condition.broadcast()
         condition.unlock()
-        for connection in connections { Self.discard(connection) }
+        for pooled in connections { Self.discard(pooled.connection) }
     }
 
     deinit {
-        for connection in idle { Self.discard(connection) }
+        for pooled in idle { Self.discard(pooled.connection) }
     }
 
     /// Closes `connection` without waiting; the callback holds it until it is closed (PostgresNIO checks that).
@@ -124,23 +124,24 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not reused. Each
     /// statement must be answered within the engine's limit, unless `unbounded` (migrations, which may rewrite a table).
     func withConnection<T>(unbounded: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
-        let connection = try lease()
-        let session = PostgresSession(connection: connection, logger: logger, answerTimeout: unbounded ? nil : answerTimeout)
+        let pooled = try lease()
+        let connection = pooled.connection
+        let session = PostgresSession(pooled: pooled, logger: logger, answerTimeout: unbounded ? nil : answerTimeout)
         do {
             let result = try body(session)
-            release(connection, reusable: !connection.isClosed)
+            release(pooled, reusable: !connection.isClosed)
             return result
         } catch {
             // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
             // connection or protocol failure may not.
             // An unanswered statement closed its connection already.
             let healthy = (error as? PSQLError).map { $0.code == .server } ?? !(error is PostgresEngineError)
-            release(connection, reusable: healthy && !connection.isClosed)
+            release(pooled, reusable: healthy && !connection.isClosed)
             throw error
         }
     }
 
-    private func lease() throws -> PostgresConnection {
+    private func lease() throws -> PooledConnection {
         let deadline = Date().addingTimeInterval(leaseTimeout)
         condition.lock()
         while true {
@@ -148,14 +149,14 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                 condition.unlock()
                 throw PostgresEngineError.closed
             }
-            if let connection = idle.popLast() {
-                if connection.isClosed {
+            if let pooled = idle.popLast() {
+                if pooled.connection.isClosed {
                     open -= 1
-                    Self.discard(connection)
+                    Self.discard(pooled.connection)
                     continue
                 }
                 condition.unlock()
-                return connection
+                return pooled
             }
             if open < maximumConnections {
                 open += 1
@@ -163,7 +164,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                 let id = nextID
                 condition.unlock()
                 do {
-                    return try PostgresConnection.connect(on: eventLoops.any(), configuration: configuration, id: id, logger: logger).wait()
+                    return PooledConnection(try PostgresConnection.connect(on: eventLoops.any(), configuration: configuration, id: id, logger: logger).wait())
                 } catch {
                     condition.lock()
                     open -= 1
@@ -179,16 +180,27 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         }
     }
 
-    private func release(_ connection: PostgresConnection, reusable: Bool) {
+    private func release(_ pooled: PooledConnection, reusable: Bool) {
         condition.lock()
         if reusable, !isClosed {
-            idle.append(connection)
+            idle.append(pooled)
         } else {
             open -= 1
         }
         condition.signal()
         condition.unlock()
-        if !reusable || isClosed { Self.discard(connection) }
+        if !reusable || isClosed { Self.discard(pooled.connection) }
+    }
+}
+
+/// A connection of the pool and the statements prepared on it, which live as long as it does.
+final class PooledConnection: @unchecked Sendable {
+    let connection: PostgresConnection
+    /// Prepared statements by text. Only the thread that holds the lease touches it.
+    var prepared: [String: PreparedQuery] = [:]
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
     }
 }
 
@@ -215,37 +227,73 @@ enum PostgresEngineError: Error, CustomStringConvertible {
 
 /// One leased PostgreSQL connection as an ``SQLSession``.
 struct PostgresSession: SQLSession {
-    let connection: PostgresConnection
+    let pooled: PooledConnection
     let logger: Logger
     /// Seconds a statement may go unanswered before the connection is closed; `nil` waits for ever.
     let answerTimeout: TimeInterval?
     var dialect: SQLDialect { .postgres }
+    var connection: PostgresConnection { pooled.connection }
 
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int {
         try run(sql, arguments).metadata.rows ?? 0
     }
 
-    /// PostgreSQL statements are unnamed and parsed each time, so `reusable` changes nothing here.
-    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reusable: Bool) throws -> [SQLRow] {
-        let result = try run(sql, arguments)
-        guard let first = result.rows.first else { return [] }
+    /// A `.once` or `.cached` statement is unnamed and parsed each time, its argument types those of the values bound; a
+    /// `.prepared` one is prepared on the connection the first time and only bound and run after that.
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow] {
+        let rows: [PostgresRow]
+        var format: PostgresFormat?
+        if reuse == .prepared {
+            rows = try prepared(sql, arguments)
+            // PostgresNIO asks for a prepared statement's results in binary format but describes its columns as the
+            // server did when preparing (text), so the cells are read as what was asked for.
+            format = .binary
+        } else {
+            rows = try run(sql, arguments).rows
+        }
+        guard let first = rows.first else { return [] }
         let columns = first.map(\.columnName)
-        return try result.rows.map { row in SQLRow(columns: columns, values: try row.map(Self.value)) }
+        return try rows.map { row in
+            SQLRow(columns: columns, values: try row.map { cell in
+                var cell = cell
+                cell.format = format ?? cell.format
+                return try Self.value(cell)
+            })
+        }
     }
 
     /// Runs a statement, waiting for its answer at most the session's ``answerTimeout``.
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> PostgresQueryResult {
-        guard let answerTimeout else { return try connection.query(Self.query(sql, arguments), logger: logger).wait() }
-        return try run(sql, arguments, answerWithin: answerTimeout)
+        try answer(to: sql, connection.query(Self.query(sql, arguments), logger: logger), within: answerTimeout)
     }
 
     /// Runs a statement that must be answered within `seconds`; otherwise closes the connection and throws.
     @discardableResult
     func run(_ sql: String, _ arguments: [any SQLValueConvertible], answerWithin seconds: TimeInterval) throws -> PostgresQueryResult {
+        try answer(to: sql, connection.query(Self.query(sql, arguments), logger: logger), within: seconds)
+    }
+
+    /// Runs `sql` as the connection's prepared statement of that text, preparing it first if this connection has not.
+    private func prepared(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [PostgresRow] {
+        let statement: PreparedQuery
+        if let known = pooled.prepared[sql] {
+            statement = known
+        } else {
+            precondition(Placeholders.everyOneCast(sql), "a prepared statement casts every placeholder: \(sql)")
+            statement = try answer(to: sql, connection.prepare(query: Placeholders.numbered(sql)), within: answerTimeout)
+            pooled.prepared[sql] = statement
+        }
+        return try answer(to: sql, statement.execute(arguments.map(Self.data)), within: answerTimeout)
+    }
+
+    /// The result of `future`, waited for at most `seconds` (for ever when nil); past that the connection is closed,
+    /// since the server may never answer, and the statement fails.
+    private func answer<T: Sendable>(to sql: String, _ future: EventLoopFuture<T>, within seconds: TimeInterval?) throws -> T {
+        guard let seconds else { return try future.wait() }
         let answered = DispatchSemaphore(value: 0)
-        let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
-        connection.query(Self.query(sql, arguments), logger: logger).whenComplete { result in
+        let answer = NIOLockedValueBox<Result<T, any Error>?>(nil)
+        future.whenComplete { result in
             answer.withLockedValue { $0 = result }
             answered.signal()
         }
@@ -272,6 +320,22 @@ struct PostgresSession: SQLSession {
             }
         }
         return PostgresQuery(unsafeSQL: Placeholders.numbered(sql), binds: bindings)
+    }
+
+    /// One argument of a prepared statement, in binary format (the statement's casts give its type).
+    static func data(_ argument: any SQLValueConvertible) -> PostgresData {
+        if let array = argument as? SQLArray {
+            var buffer = ByteBuffer()
+            array.encode(into: &buffer, context: .default)
+            return PostgresData(type: array.psqlType, formatCode: .binary, value: buffer)
+        }
+        return switch argument.sqlValue {
+        case .null: PostgresData.null
+        case .integer(let integer): PostgresData(int64: integer)
+        case .real(let real): PostgresData(double: real)
+        case .text(let text): PostgresData(string: text)
+        case .blob(let bytes): PostgresData(type: .bytea, formatCode: .binary, value: ByteBuffer(bytes: bytes))
+        }
     }
 
     static func value(_ cell: PostgresCell) throws -> SQLValue {
@@ -328,6 +392,23 @@ enum Placeholders {
         let last = current.trimmingCharacters(in: .whitespacesAndNewlines)
         if !last.isEmpty { statements.append(last) }
         return statements
+    }
+
+    /// Whether every `?` placeholder in `sql`, outside quoted text and names, is cast (`?::bigint[]`), so the server's
+    /// reading of each argument does not depend on where it appears.
+    static func everyOneCast(_ sql: String) -> Bool {
+        let bytes = Array(sql.utf8)
+        var quote: UInt8?
+        for (index, byte) in bytes.enumerated() {
+            if let open = quote {
+                if byte == open { quote = nil }
+            } else if byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") {
+                quote = byte
+            } else if byte == UInt8(ascii: "?"), bytes.dropFirst(index + 1).prefix(2).elementsEqual("::".utf8) == false {
+                return false
+            }
+        }
+        return true
     }
 
     static func numbered(_ sql: String) -> String {

@@ -8,15 +8,27 @@ public protocol SQLSession {
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int
-    /// Runs a query and returns its rows. `reusable` keeps the compiled statement for the next call with the same text
-    /// (SQLite caches it per connection, without bound): pass false for text built from a request, such as a report.
-    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reusable: Bool) throws -> [SQLRow]
+    /// Runs a query and returns its rows; `reuse` says how long its compiled form is worth keeping.
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow]
+}
+
+/// How long a statement's compiled form is kept, by how often its text is run.
+public enum StatementReuse: Sendable {
+    /// Text built for one request, such as a report: compiled for this call only.
+    case once
+    /// One of the store's fixed statements: SQLite keeps it compiled per connection (without bound); PostgreSQL parses
+    /// it each time, reading each argument as the type of the value bound.
+    case cached
+    /// A fixed statement every commit runs: both engines keep it compiled per connection, so PostgreSQL parses and plans
+    /// it once per connection rather than once per batch. PostgreSQL fixes the arguments' types when it prepares the
+    /// statement, so every placeholder must be cast (`?::bigint[]`).
+    case prepared
 }
 
 extension SQLSession {
     /// Runs one of the store's fixed queries, whose compiled statement is kept.
     public func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
-        try rows(sql, arguments, reusable: true)
+        try rows(sql, arguments, reuse: .cached)
     }
 
 

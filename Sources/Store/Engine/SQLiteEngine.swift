@@ -45,8 +45,8 @@ struct SQLiteSession: SQLSession {
         return db.changesCount
     }
 
-    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reusable: Bool) throws -> [SQLRow] {
-        let statement = reusable ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+    func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow] {
+        let statement = reuse == .once ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
         let columns = statement.columnNames
         return try Row.fetchAll(statement, arguments: Self.arguments(arguments)).map { row in
             SQLRow(columns: columns, values: row.databaseValues.map(Self.value))
