@@ -27,8 +27,17 @@ public final class SchemaCatalog: Sendable {
     public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
 
     /// Loads every app whose latest revision differs from the one held. Every commit runs it, so its query is prepared.
+    ///
+    /// On PostgreSQL it reads through `schema_catalogue()`, which holds a shared lock until the transaction ends: a
+    /// schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so it waits for the batches of every
+    /// receiver that are decoding with the catalogue as it was, and decodes their postbacks after them. SQLite has one
+    /// writer, so its batches and uploads never overlap.
     func refresh(_ session: any SQLSession) throws {
-        let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [], reuse: .prepared)
+        let sql = switch session.dialect {
+        case .sqlite: "SELECT app, max(revision) AS revision FROM schemas GROUP BY app"
+        case .postgres: "SELECT app, revision FROM schema_catalogue()"
+        }
+        let latest = try session.rows(sql, [], reuse: .prepared)
         let held = entries.withLock { $0.mapValues(\.revision) }
         for row in latest {
             let app = try row.get("app", as: String.self)

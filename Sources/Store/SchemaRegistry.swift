@@ -32,6 +32,10 @@ public struct SchemaRegistry: Sendable {
         let catalog = self.catalog
         let text = String(decoding: document, as: UTF8.self)
         let revision = try await engine.write { session -> Int in
+            if session.dialect == .postgres {
+                // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
+                try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
+            }
             let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app], as: Int.self) ?? 0) + 1
             let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
                                               [app, revision, text, Timestamp.format(Date())])

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import Testing
 import JWS
@@ -128,6 +129,45 @@ import TestSupport
             #expect(Timestamp.parse(text) == nil, "\(text)")
         }
     }
+
+    /// A schema uploaded while a batch is between its catalogue check and its commit (on PostgreSQL, another receiver's
+    /// batch) still gets that batch decoded: the upload waits for batches in flight, so the postbacks it then decodes
+    /// include theirs. Found by reading the code: the upload used to decode only what had committed before it.
+    @Test(arguments: TestEngine.allCases) func aSchemaUploadedWhileABatchIsInFlightDecodesThatBatch(engine: TestEngine) async throws {
+        let database = try engine.freshDatabase()
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        // The batch is another receiver's: a store of its own on the same database, with its own catalogue.
+        let other = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        var fields = AAKPostbackFields(postbackID: Mint.uuid("in-flight"))
+        fields.conversionValue = 7
+        fields.sourceIdentifier = "1023"
+        let batch = [intake(try Mint.aak(fields, key: Self.key, keyID: "net/0"))]
+        let checked = Atomic<Bool>(false)
+        let uploaded = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<[Disposition], any Error>?>(nil)
+        let ledger = other.ledger
+        let writer = Thread {
+            let result = Result {
+                try ledger.engine.transaction { db in
+                    try ledger.catalog.refresh(db)
+                    checked.store(true, ordering: .sequentiallyConsistent)
+                    // The upload may wait for this batch: go on once it is done, or after a while.
+                    _ = uploaded.wait(timeout: .now() + 2)
+                    return try PostbackLedger.persist(batch, db, catalog: ledger.catalog, receiptIDs: ledger.receiptIDs)
+                }
+            }
+            outcome.withLock { $0 = result }
+        }
+        writer.start()
+        while !checked.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
+        guard case .stored = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop")) else {
+            Issue.record("schema not stored"); return
+        }
+        uploaded.signal()
+        while outcome.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try outcome.withLock { $0 }?.get() == [.stored])
+        #expect(try await store.column("SELECT decode_status FROM postbacks", as: String?.self) == ["decoded"])
+    }
 }
 
 /// The analyst views in docs/sql.md answer from the stored rows.
@@ -184,4 +224,5 @@ import TestSupport
         defer { relaxed.close() }
         #expect(try await relaxed.scalar("PRAGMA synchronous", as: Int.self) == 1)
     }
+
 }

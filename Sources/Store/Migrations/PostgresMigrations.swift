@@ -451,10 +451,23 @@ enum PostgresMigrations {
             CREATE INDEX forward_outbox_due ON forward_outbox(partner, next_attempt_at) WHERE state = 'pending';
             CREATE INDEX forward_outbox_dead ON forward_outbox(partner, id) WHERE state = 'dead';
             """),
+        // The schema catalogue each batch decodes with, read under a shared advisory lock that a schema upload takes
+        // exclusively (key `catalogLockKey`), so an upload waits for batches already decoding with the old catalogue;
+        // a function, so the read after the lock is a statement of its own and sees what committed while it waited.
+        // Frozen text.
+        ("v9-schema-catalogue-lock", """
+            CREATE FUNCTION schema_catalogue() RETURNS TABLE (app text, revision integer) LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock_shared(18981373594592628);
+                RETURN QUERY SELECT s.app, max(s.revision) FROM schemas s GROUP BY s.app;
+            END $$;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
     static let lockKey: Int64 = 0x436f_756e_7465_72
+    /// The key `schema_catalogue()` locks shared and a schema upload exclusively (migration v9 holds it as a literal).
+    static let catalogLockKey: Int64 = lockKey + 2
 
     /// Runs the migrations not yet recorded, in one transaction under an advisory lock. Refuses a database that a newer
     /// Countersign has migrated further than this one knows.
