@@ -31,6 +31,52 @@ import TestSupport
         #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
     }
 
+    /// A statement written to a connection the server has already closed (found under "PostgreSQL restarted under
+    /// load": the server ended a receiver's connection between `BEGIN` and the catalogue check, PostgresNIO never
+    /// answered the check, and the commit thread, then the receiver's shutdown, waited out the 35 s answer limit).
+    @Test(arguments: [StatementReuse.once, .prepared])
+    func aStatementOnAConnectionTheServerClosedFailsAtOnce(reuse: StatementReuse) throws {
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 2, statementTimeout: 20))
+        let started = Date()
+        let failure = #expect(throws: PostgresEngineError.self) {
+            try store.engine.transaction { db in
+                let backend = try #require(try db.value("SELECT pg_backend_pid()", as: Int.self))
+                try store.engine.snapshot { other in _ = try other.execute("SELECT pg_terminate_backend(?::int)", [backend]) }
+                let deadline = Date().addingTimeInterval(5)
+                while !(db as! PostgresSession).connection.isClosed, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                return try db.rows("SELECT app, revision FROM schema_catalogue()", [], reuse: reuse)
+            }
+        }
+        guard case .connectionLost(let sql) = failure else { Issue.record("\(String(describing: failure))"); return }
+        #expect(sql == "SELECT app, revision FROM schema_catalogue()")
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited < 3, "waited \(waited) s for a closed connection")
+        #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
+    }
+
+    /// A transaction the server undid for a serialization failure or deadlock runs again, whether the failing statement
+    /// was prepared or not (PostgresNIO reports a prepared statement's server errors as another type).
+    @Test(arguments: [StatementReuse.once, .prepared])
+    func aTransactionTheServerAsksToRetryRunsAgain(reuse: StatementReuse) throws {
+        let location = try TestEngine.postgres.freshDatabase()
+        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(location)))
+        try store.engine.transaction { db in
+            try db.execute("CREATE SEQUENCE attempts", [])
+            try db.execute("""
+                CREATE FUNCTION once_refused(n bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF nextval('attempts') = 1 THEN RAISE EXCEPTION 'could not serialize' USING ERRCODE = '40001'; END IF;
+                    RETURN n;
+                END $$
+                """, [])
+        }
+        let answer = try store.engine.transaction { db in
+            try db.rows("SELECT once_refused(?::bigint) AS n", [Int64(7)], reuse: reuse).first?.get("n", as: Int64.self)
+        }
+        #expect(answer == 7)
+        #expect(try store.engine.transaction { db in try db.value("SELECT last_value FROM attempts", as: Int.self) } == 2)
+    }
+
     /// A statement every commit runs (the ingest batch, the catalogue check, the fold) is prepared once per connection,
     /// its results read exactly as a statement parsed each time gives them, and prepared again on a new connection.
     @Test func aPreparedStatementIsParsedOncePerConnectionAndAnswersAsAnyOther() throws {

@@ -76,16 +76,24 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                         throw error
                     }
                 }
-            } catch let error as PSQLError where attempt < 3 && Self.askedToRetry(error) {
+            } catch where attempt < 3 && Self.askedToRetry(error) {
                 attempt += 1
             }
         }
     }
 
     /// A deadlock (40P01) or serialization failure (40001): the server rolled the transaction back and asks for it again.
-    static func askedToRetry(_ error: PSQLError) -> Bool {
-        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+    static func askedToRetry(_ error: any Error) -> Bool {
+        let state = serverState(of: error)
         return state == "40P01" || state == "40001"
+    }
+
+    /// The SQLSTATE of an error the server reported, nil for any other failure. PostgresNIO reports a prepared
+    /// statement's (``StatementReuse/prepared``) server errors as `PostgresError`, any other statement's as `PSQLError`.
+    static func serverState(of error: any Error) -> String? {
+        if let error = error as? PSQLError { return error.code == .server ? error.serverInfo?[.sqlState] : nil }
+        if case .server(let message)? = error as? PostgresError { return message.fields[.sqlState] }
+        return nil
     }
 
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {
@@ -135,7 +143,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
             // connection or protocol failure may not.
             // An unanswered statement closed its connection already.
-            let healthy = (error as? PSQLError).map { $0.code == .server } ?? !(error is PostgresEngineError)
+            let fromPostgresNIO = error is PSQLError || error is PostgresError
+            let healthy = fromPostgresNIO ? Self.serverState(of: error) != nil : !(error is PostgresEngineError)
             release(pooled, reusable: healthy && !connection.isClosed)
             throw error
         }
@@ -198,9 +207,27 @@ final class PooledConnection: @unchecked Sendable {
     let connection: PostgresConnection
     /// Prepared statements by text. Only the thread that holds the lease touches it.
     var prepared: [String: PreparedQuery] = [:]
+    /// What the statement in flight waits on, signalled also when the connection closes.
+    private let waiting = NIOLockedValueBox<DispatchSemaphore?>(nil)
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
+        connection.closeFuture.whenComplete { [waiting] _ in waiting.withLockedValue { _ = $0?.signal() } }
+    }
+
+    /// Waits until `answered` is signalled or the connection closes, at most `seconds` (for ever when nil); false when
+    /// the time ran out. PostgresNIO never answers a statement written to a connection that has closed, so the close
+    /// must end the wait.
+    func wait(for answered: DispatchSemaphore, within seconds: TimeInterval?) -> Bool {
+        waiting.withLockedValue { $0 = answered }
+        defer { waiting.withLockedValue { $0 = nil } }
+        // A close before `waiting` was set signalled nothing; `isClosed` is true before the close callbacks run.
+        if connection.isClosed { answered.signal() }
+        guard let seconds else {
+            answered.wait()
+            return true
+        }
+        return answered.wait(timeout: .now() + seconds) == .success
     }
 }
 
@@ -214,6 +241,8 @@ enum PostgresEngineError: Error, CustomStringConvertible {
     case unsupportedType(String)
     /// The server did not answer a statement in time; the connection was closed.
     case noAnswer(String, TimeInterval)
+    /// The connection closed before the server answered a statement.
+    case connectionLost(String)
 
     var description: String {
         switch self {
@@ -221,6 +250,7 @@ enum PostgresEngineError: Error, CustomStringConvertible {
         case .closed: "the PostgreSQL engine is closed"
         case .unsupportedType(let type): "a result column has PostgreSQL type \(type), which the store does not read"
         case .noAnswer(let sql, let seconds): "PostgreSQL did not answer \(sql) within \(seconds) s; the connection was closed"
+        case .connectionLost(let sql): "the connection to PostgreSQL closed before it answered \(sql)"
         }
     }
 }
@@ -288,20 +318,19 @@ struct PostgresSession: SQLSession {
     }
 
     /// The result of `future`, waited for at most `seconds` (for ever when nil); past that the connection is closed,
-    /// since the server may never answer, and the statement fails.
+    /// since the server may never answer, and the statement fails. A connection that closes first fails it at once.
     private func answer<T: Sendable>(to sql: String, _ future: EventLoopFuture<T>, within seconds: TimeInterval?) throws -> T {
-        guard let seconds else { return try future.wait() }
         let answered = DispatchSemaphore(value: 0)
         let answer = NIOLockedValueBox<Result<T, any Error>?>(nil)
         future.whenComplete { result in
             answer.withLockedValue { $0 = result }
             answered.signal()
         }
-        guard answered.wait(timeout: .now() + seconds) == .success, let result = answer.withLockedValue({ $0 }) else {
-            connection.close().whenComplete { [connection] _ in withExtendedLifetime(connection) {} }
-            throw PostgresEngineError.noAnswer(sql, seconds)
-        }
-        return try result.get()
+        let inTime = pooled.wait(for: answered, within: seconds)
+        if let result = answer.withLockedValue({ $0 }) { return try result.get() }
+        if inTime { throw PostgresEngineError.connectionLost(sql) }
+        connection.close().whenComplete { [connection] _ in withExtendedLifetime(connection) {} }
+        throw PostgresEngineError.noAnswer(sql, seconds ?? 0)
     }
 
     static func query(_ sql: String, _ arguments: [any SQLValueConvertible]) -> PostgresQuery {
