@@ -47,7 +47,8 @@ public enum VerificationReason: String, Sendable, CaseIterable, Codable {
     // Refused by policy though the signature is good.
     /// Signed with a development key while development postbacks are not allowed.
     case developmentNotAllowed = "development_not_allowed"
-    /// The ad network id is not in the accepted list.
+    /// The ad network id is not in the server's accepted list (refused), or not in the app's registry entry (stored,
+    /// never counted).
     case adNetworkNotAccepted = "ad_network_not_accepted"
     /// The installation keeps an app registry and this postback's app is not in it: stored, never counted.
     case appNotRegistered = "app_not_registered"
@@ -175,7 +176,9 @@ public struct TrustPolicy: Sendable {
         self.apps = apps
     }
 
-    /// What to do with a verification result.
+    /// What to do with a verification result. Only the server's own ad-network list and development keys refuse a
+    /// postback; the app registry never refuses one, it only decides whether it counts (``notCountedReason(app:adNetwork:)``),
+    /// so a registry change can count it later.
     public func decide(_ result: VerificationResult) -> PolicyDecision {
         switch result {
         case .invalid(let problem, _):
@@ -185,25 +188,31 @@ public struct TrustPolicy: Sendable {
             return .keep
         case .verified(let postback, let signer):
             if let refusal = networkRefusal(postback) { return .refuse(refusal) }
-            let rule = apps?[postback.advertisedItemID]
             if signer.environment == .development {
-                guard allowDevelopment || rule?.allowDevelopment == true else {
+                guard allowDevelopment || apps?[postback.advertisedItemID]?.allowDevelopment == true else {
                     return .refuse(FieldProblem(.developmentNotAllowed, field: nil,
                         "signed with development key \(signer.keyID); start with --allow-development (or allow it for the app) to accept it"))
                 }
                 return .accept(countable: false)
             }
-            if let apps, apps[postback.advertisedItemID] == nil {
-                return .accept(countable: false, reason: .appNotRegistered)
-            }
-            return .accept(countable: true)
+            let reason = notCountedReason(app: postback.advertisedItemID, adNetwork: postback.adNetworkID)
+            return .accept(countable: reason == nil, reason: reason)
         }
     }
 
+    /// Why a production-verified postback of `app` from `adNetwork` does not count under this policy, or nil when it
+    /// counts: an ad network the server or the app's registry entry does not accept, or an app outside the registry.
+    /// Ingest stores the answer; `reverify` and a registry change apply it again to every stored postback.
+    public func notCountedReason(app: Int64, adNetwork: String) -> VerificationReason? {
+        if !acceptedAdNetworks.isEmpty, !acceptedAdNetworks.contains(adNetwork) { return .adNetworkNotAccepted }
+        guard let apps else { return nil }
+        guard let rule = apps[app] else { return .appNotRegistered }
+        if !rule.acceptedAdNetworks.isEmpty, !rule.acceptedAdNetworks.contains(adNetwork) { return .adNetworkNotAccepted }
+        return nil
+    }
+
+    /// The server's own ad-network list refuses the postback (the registry's lists only stop it counting).
     private func networkRefusal(_ postback: Postback) -> FieldProblem? {
-        if let accepted = apps?[postback.advertisedItemID]?.acceptedAdNetworks, !accepted.isEmpty, !accepted.contains(postback.adNetworkID) {
-            return FieldProblem(.adNetworkNotAccepted, field: "ad-network-id", "ad network \(postback.adNetworkID) is not accepted for app \(postback.advertisedItemID)")
-        }
         guard !acceptedAdNetworks.isEmpty, !acceptedAdNetworks.contains(postback.adNetworkID) else { return nil }
         return FieldProblem(.adNetworkNotAccepted, field: "ad-network-id", "ad network \(postback.adNetworkID) is not accepted here")
     }

@@ -75,6 +75,8 @@ public final class StoreDatabase: Sendable {
 
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.
     public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs) }
+    /// Whether each stored postback counts, kept in step with the app registry and the accepted ad networks.
+    public var counting: CountingRules { CountingRules(engine: engine) }
     /// Reports and conversion pages.
     public var reports: ReportReader { ReportReader(engine: engine) }
     /// The report rollup.

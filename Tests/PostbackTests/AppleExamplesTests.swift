@@ -137,7 +137,8 @@ enum AppleExamples {
     }
 
     /// The app registry's rules on top of the server's (issue 15, item 2): an app may allow its development postbacks
-    /// and limit its ad networks; with a registry, an app outside it is kept, not counted.
+    /// and limit its ad networks; with a registry, an app outside it, or an ad network its entry leaves out, is kept and
+    /// not counted (issue 25: never refused, so a registry change can count it later).
     @Test func appRulesApplyOnTopOfTheServersPolicy() throws {
         let vector = try #require(AppleExamples.verifying.first { $0.id == "aak-dev1-reengagement-fine" })
         let result = verifier.verify(vector.body)
@@ -148,13 +149,17 @@ enum AppleExamples {
         guard case .refuse(let refusal) = otherApp.decide(result) else { Issue.record("accepted"); return }
         #expect(refusal.reason == .developmentNotAllowed)
         let limited = TrustPolicy(allowDevelopment: true, apps: [app: .init(acceptedAdNetworks: ["someone.else"])])
-        guard case .refuse(let network) = limited.decide(result) else { Issue.record("accepted"); return }
-        #expect(network.reason == .adNetworkNotAccepted)
+        #expect(limited.decide(result) == .accept(countable: false))
         let production = try #require(AppleExamples.verifying.first { $0.id == "skan-4.0-web-high-tier" })
         let counted = verifier.verify(production.body)
         #expect(TrustPolicy(apps: nil).decide(counted) == .accept(countable: true))
         #expect(TrustPolicy(apps: [1: .init()]).decide(counted) == .accept(countable: false, reason: .appNotRegistered))
         let registered = try #require(counted.postback?.advertisedItemID)
         #expect(TrustPolicy(apps: [registered: .init()]).decide(counted) == .accept(countable: true))
+        #expect(TrustPolicy(apps: [registered: .init(acceptedAdNetworks: ["someone.else"])]).decide(counted)
+                == .accept(countable: false, reason: .adNetworkNotAccepted))
+        // The server's own list still refuses.
+        guard case .refuse(let network) = TrustPolicy(acceptedAdNetworks: ["someone.else"]).decide(counted) else { Issue.record("accepted"); return }
+        #expect(network.reason == .adNetworkNotAccepted)
     }
 }

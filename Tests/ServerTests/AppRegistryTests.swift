@@ -43,27 +43,68 @@ import TestSupport
             #expect(bad.json?["message"]?.string?.hasPrefix("time_zone:") == true)
 
             #expect(try await post("A-1", app: Self.registered).json?["status"]?.string == "stored")
+            // An ad network the app's entry does not accept: stored, not counted, so a later change can count it.
             let wrongNetwork = try await post("A-2", app: Self.registered, network: "other.example")
-            #expect(wrongNetwork.status == .forbidden)
-            #expect(wrongNetwork.json?["error"]?.string == "ad_network_not_accepted")
+            #expect(wrongNetwork.status == .ok)
+            #expect(wrongNetwork.json?["status"]?.string == "stored")
             let unregistered = try await post("A-3", app: Self.other)
             #expect(unregistered.status == .ok)
             #expect(unregistered.json?["status"]?.string == "stored")
 
             let intake = try await client.execute(uri: "/v1/intake?by=status,reason", method: .get, headers: [.authorization: "Bearer \(reader)"])
             let text = String(buffer: intake.body)
-            #expect(text.contains(#"{"status":"not_counted","reason":"app_not_registered","postbacks":1}"#), "\(text)")
+            // A-3, and A-0, which counted before the registry existed.
+            #expect(text.contains(#"{"status":"not_counted","reason":"app_not_registered","postbacks":2}"#), "\(text)")
+            #expect(text.contains(#"{"status":"not_counted","reason":"ad_network_not_accepted","postbacks":1}"#), "\(text)")
             // A report naming the app uses its registered time zone.
             let report = try await client.execute(uri: "/v1/reports?app=\(Self.registered)&by=day", method: .get, headers: [.authorization: "Bearer \(reader)"])
             #expect(report.headers[.init("Countersign-Time-Zone")!] == "Europe/Berlin")
             let listed = try await client.execute(uri: "/v1/apps", method: .get, headers: [.authorization: "Bearer \(reader)"])
             #expect(String(buffer: listed.body).contains("\"name\":\"Game\""))
+            // Registering the app again counts what arrived while the registry left it out (issue 25, item 2): the
+            // postbacks already stored follow the rules in force, and so do reports.
+            func counted() async throws -> Set<String> {
+                Set(try await server.column("SELECT dedup_key FROM postbacks WHERE countable = 1", as: String.self))
+            }
+            func reportedInstalls() async throws -> Int64? {
+                let report = try await client.execute(uri: "/v1/reports", method: .get, headers: [.authorization: "Bearer \(reader)"])
+                guard case .array(let rows)? = report.json?["rows"], case .object(let row)? = rows.first else { return 0 }
+                return row["postbacks"]?.wholeNumber
+            }
+            // A-0 counted while there was no registry; once the registry left its app out, it stopped counting.
+            #expect(try await eventually(within: 30) { try await counted() == ["aak:" + Mint.uuid("A-1")] })
+            let widened = ByteBuffer(string: #"{"name": "Game", "ad_networks": ["example.adattributionkit", "other.example"]}"#)
+            #expect(try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .put, headers: [.authorization: "Bearer \(admin)"], body: widened).status == .ok)
+            #expect(try await eventually(within: 30) { try await counted() == Set(["A-1", "A-2"].map { "aak:" + Mint.uuid($0) }) })
+            #expect(try await reportedInstalls() == 2)
             let removed = try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .delete, headers: [.authorization: "Bearer \(admin)"])
             #expect(removed.status == .noContent)
             #expect(try await post("A-4", app: Self.other).json?["status"]?.string == "stored")
+            #expect(try await eventually(within: 30) { try await counted().count == 5 })
+            #expect(try await reportedInstalls() == 5)
         }
-        let counted = try await server.column("SELECT dedup_key FROM postbacks WHERE countable = 1 ORDER BY dedup_key", as: String.self)
-        #expect(counted == ["aak:" + Mint.uuid("A-0"), "aak:" + Mint.uuid("A-1"), "aak:" + Mint.uuid("A-4")])
+        let counted = try await server.column("SELECT dedup_key FROM postbacks WHERE countable = 1", as: String.self)
+        #expect(Set(counted) == Set(["A-0", "A-1", "A-2", "A-3", "A-4"].map { "aak:" + Mint.uuid($0) }))
+        #expect(try await server.column("SELECT reason FROM postbacks WHERE reason IS NOT NULL", as: String.self) == [])
+    }
+
+    @Test(arguments: TestEngine.allCases) func reverifyAppliesTheRegistryToStoredPostbacks(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        try await server.run { client in
+            for (id, app) in [("R-1", Self.registered), ("R-2", Self.other)] {
+                _ = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak(id) { $0.advertisedItemID = app })
+            }
+        }
+        // Registered while no server runs: reverify applies it (and, run again after removal, undoes it).
+        #expect(try countersign(["apps", "set", String(Self.registered), "--name", "Game", "--database", server.settings.database]).status == 0)
+        let first = try countersign(["reverify", "--database", server.settings.database])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try JSONParser.parse(Array(first.stdout.utf8)).object?["recounted"]?.wholeNumber == 1)
+        #expect(try await server.column("SELECT dedup_key FROM postbacks WHERE countable = 1", as: String.self) == ["aak:" + Mint.uuid("R-1")])
+        #expect(try countersign(["apps", "remove", String(Self.registered), "--database", server.settings.database]).status == 0)
+        let second = try countersign(["reverify", "--database", server.settings.database])
+        #expect(try JSONParser.parse(Array(second.stdout.utf8)).object?["recounted"]?.wholeNumber == 1)
+        #expect(try await server.scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self) == 2)
     }
 
     @Test func theCLIManagesTheRegistryAndSchemasMustMatchItsCurrency() async throws {

@@ -15,16 +15,6 @@ import TestSupport
 @Suite struct ForwardingTests {
     static func bearer(_ key: String) -> HTTPFields { [.authorization: "Bearer \(key)"] }
 
-    /// Polls `condition` every 50 ms for up to `seconds`; true once it holds.
-    static func eventually(within seconds: TimeInterval, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     /// The status table as rows keyed by partner, then column.
     static func status(_ store: StoreDatabase) async throws -> [String: [String: JSONValue]] {
         let table = try await store.forwarding.status()
@@ -87,7 +77,7 @@ import TestSupport
                 _ = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(string: "{}"))
 
                 // Settles: everything delivered except the refused and down partners' entries, which die.
-                let settled = try await Self.eventually(within: 60) {
+                let settled = try await eventually(within: 60) {
                     let rows = try await Self.status(store)
                     return rows.values.allSatisfy { $0["pending"] == .number("0") } && rows["refused"]?["dead"] == .number(String(count))
                         && rows["down"]?["dead"] == .number(String(count))
@@ -139,8 +129,8 @@ import TestSupport
                                                        body: ByteBuffer(string: #"{"partner": "nobody"}"#))
                 #expect(unknown.status == .notFound)
                 #expect(unknown.json?["error"] == .string("forward_rule_not_found"))
-                #expect(await Self.eventually(within: 30) { partners.accepted("down") == keys })
-                #expect(try await Self.eventually(within: 10) { try await Self.status(store)["down"]?["delivered"] == .number(String(count)) })
+                #expect(await eventually(within: 30) { partners.accepted("down") == keys })
+                #expect(try await eventually(within: 10) { try await Self.status(store)["down"]?["delivered"] == .number(String(count)) })
                 let rows = try await Self.status(store)
                 #expect(rows["down"]?["dead"] == .number("0"))
                 #expect(rows["healthy"]?["delivered"] == .number(String(count)))
@@ -193,13 +183,13 @@ import TestSupport
                 #expect(try await client.execute(request, timeout: .seconds(10)).status == .ok)
             }
             // Killed while deliveries are in flight: the partner has them, Countersign never heard back.
-            #expect(await Self.eventually(within: 30) { partners.inFlight("held") >= 2 && partners.arrivals("held").count >= 8 })
+            #expect(await eventually(within: 30) { partners.inFlight("held") >= 2 && partners.arrivals("held").count >= 8 })
             let inFlightAtKill = partners.inFlight("held")
             first.stop(SIGKILL)
             let second = try ReceiverProcess(database: database, extraArguments: arguments)
             defer { second.stop() }
             let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
-            let settled = try await Self.eventually(within: 60) {
+            let settled = try await eventually(within: 60) {
                 let rows = try await Self.status(store)
                 return rows["held"]?["pending"] == .number("0") && rows["held"]?["delivered"] == .number(String(count))
             }

@@ -35,7 +35,7 @@ struct LiveServer {
     func run(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let app = try ServerApplication.build(settings: settings, keyRing: keyRing, logger: logger)
+        let app = try ServerApplication(settings: settings, keyRing: keyRing, logger: logger).application()
         try await app.test(.live) { client in try await test(client) }
     }
 

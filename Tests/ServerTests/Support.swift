@@ -34,6 +34,17 @@ enum Checkout {
     }
 }
 
+/// Polls `condition` every 50 ms until it holds, for up to `seconds` (a bound for a hung test, not a measure of
+/// speed); true once it holds.
+func eventually(within seconds: TimeInterval, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
+
 /// What a finished process printed and returned.
 struct ProcessResult {
     let status: Int32

@@ -138,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
         let keyRing = try KeyOptions(keysDirectory: settings.keysDirectory, extraKeys: settings.extraKeys).loadKeyRing()
         let application: any ApplicationProtocol
         do {
-            application = try ServerApplication.build(settings: settings, keyRing: keyRing, logger: logger) { channel in
+            application = try ServerApplication(settings: settings, keyRing: keyRing, logger: logger).application { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? settings.host):\($0.port ?? settings.port)" } ?? "?"
                 // The effective policy, so an operator sees at once what this receiver counts and how it stores.
                 let location = try? DatabaseLocation(settings.database)

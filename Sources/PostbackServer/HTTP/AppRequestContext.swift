@@ -6,7 +6,7 @@ import Store
 struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
-    /// What the request's API key allows; set by ``APIKeyMiddleware`` on the private routes.
+    /// What the request's API key allows; set by ``RequireScope`` on the private routes.
     var grant: APIKeyGrant?
 
     init(source: ApplicationRequestContextSource) {

@@ -6,26 +6,26 @@ import Store
 enum AppRoutes {
     static let maximumBodySize = 16 * 1024
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, appRules: AppPolicyRefresher) {
-        group.get("apps") { _, context in
+    static func add(to api: PrivateAPI, store: StoreDatabase, appRules: AppPolicyRefresher) {
+        api.read.get("apps") { _, context in
             let apps = try await store.apps.list().filter { context.grant?.covers(app: $0.app) ?? true }
             return JSONResponse.make(JSONObject([JSONMember(key: "apps", value: .array(apps.map { .object($0.json) }))]))
         }
-        group.put("apps/:app") { request, context in
+        api.admin.put("apps/:app") { request, context in
             let app = try NameRoutes.appParameter(context)
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let entry = try entry(app: app, body: Array(buffer: body))
             do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
                 throw APIError(.badRequest, .badParameter, problem.description)
             }
-            try await appRules.refresh()
+            try await appRules.registryChanged()
             let stored = try await store.apps.list().first { $0.app == app }
             return JSONResponse.make(stored?.json ?? entry.json)
         }
-        group.delete("apps/:app") { _, context in
+        api.admin.delete("apps/:app") { _, context in
             let app = try NameRoutes.appParameter(context)
             guard try await store.apps.remove(app: app) else { throw APIError(.notFound, .appNotRegistered, "app \(app) is not in the registry") }
-            try await appRules.refresh()
+            try await appRules.registryChanged()
             return Response(status: .noContent)
         }
     }

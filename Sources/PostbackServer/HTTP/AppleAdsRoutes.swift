@@ -77,8 +77,8 @@ enum AppleAdsRoutes {
     }
 
     /// Routes for analysts, inside the API-key group.
-    static func addPrivate(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("adservices/records") { request, context in
+    static func addPrivate(to api: PrivateAPI, store: StoreDatabase) {
+        api.read.get("adservices/records") { request, context in
             try context.requireEveryApp("the Apple Ads record listing")
             try QueryParameters.refuseUnknown(request, allowed: ["limit", "after", "format"])
             let format = try QueryParameters.format(request)
@@ -88,7 +88,7 @@ enum AppleAdsRoutes {
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]), contentType: format.contentType)
         }
-        group.get("adservices/jobs") { request, context in
+        api.read.get("adservices/jobs") { request, context in
             try context.requireEveryApp("the AdServices job listing")
             try QueryParameters.refuseUnknown(request, allowed: ["state", "limit", "format", "order"])
             var states: [TokenJobState] = [.pending, .retrying, .failed]
@@ -109,7 +109,7 @@ enum AppleAdsRoutes {
             return JSONResponse.make(text: format.render(jobs, extra: [TokenJobState.countsMember(counts)]),
                                      contentType: format.contentType)
         }
-        group.get("adservices/report") { request, context in
+        api.read.get("adservices/report") { request, context in
             let parameters = request.uri.queryParameters
             try context.requireApp(parameters.get("app").flatMap { Int64($0) })
             let query: AttributionReportQuery

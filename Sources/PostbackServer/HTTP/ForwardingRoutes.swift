@@ -8,14 +8,14 @@ import Store
 enum ForwardingRoutes {
     static let maximumBodySize = 16 * 1024
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("forwarding/rules") { request, context in
+    static func add(to api: PrivateAPI, store: StoreDatabase) {
+        api.admin.get("forwarding/rules") { request, context in
             try context.requireEveryApp("forwarding")
             try QueryParameters.refuseUnknown(request, allowed: [])
             let rules = try await store.forwarding.rules()
             return JSONResponse.make(JSONObject([JSONMember(key: "rules", value: .array(rules.map { .object($0.json) }))]))
         }
-        group.put("forwarding/rules/:name") { request, context in
+        api.admin.put("forwarding/rules/:name") { request, context in
             try context.requireEveryApp("forwarding")
             let name = context.parameters.get("name") ?? ""
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
@@ -26,7 +26,7 @@ enum ForwardingRoutes {
             let stored = try await store.forwarding.rules().first { $0.name == name }
             return JSONResponse.make(stored?.json ?? rule.json)
         }
-        group.delete("forwarding/rules/:name") { _, context in
+        api.admin.delete("forwarding/rules/:name") { _, context in
             try context.requireEveryApp("forwarding")
             let name = context.parameters.get("name") ?? ""
             guard let dropped = try await store.forwarding.remove(name) else {
@@ -36,13 +36,13 @@ enum ForwardingRoutes {
                 JSONMember(key: "removed", value: .string(name)), JSONMember(key: "dropped_entries", value: .number(String(dropped))),
             ]))
         }
-        group.get("forwarding/status") { request, context in
+        api.admin.get("forwarding/status") { request, context in
             try context.requireEveryApp("forwarding")
             try QueryParameters.refuseUnknown(request, allowed: ["format"])
             let format = try QueryParameters.format(request)
             return JSONResponse.make(text: format.render(try await store.forwarding.status()), contentType: format.contentType)
         }
-        group.get("forwarding/entries") { request, context in
+        api.admin.get("forwarding/entries") { request, context in
             try context.requireEveryApp("forwarding")
             try QueryParameters.refuseUnknown(request, allowed: ["state", "partner", "limit", "format"])
             let stateName = request.uri.queryParameters.get("state") ?? ForwardEntryState.dead.rawValue
@@ -54,7 +54,7 @@ enum ForwardingRoutes {
             let entries = try await store.forwarding.entries(state: state, partner: request.uri.queryParameters.get("partner"), limit: limit)
             return JSONResponse.make(text: format.render(entries), contentType: format.contentType)
         }
-        group.post("forwarding/retry") { request, context in
+        api.admin.post("forwarding/retry") { request, context in
             try context.requireEveryApp("forwarding")
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let (partner, ids) = try retrySelection(Array(buffer: body))

@@ -11,8 +11,7 @@ import Synchronization
 /// The postback path: raw body → verifier → policy → group commit → status. Nothing else decides.
 struct Ingest: Sendable {
     let verifier: PostbackVerifier
-    let policy: TrustPolicy
-    /// The app registry's rules, applied on top of `policy`.
+    /// The policy in force: the server's settings and the app registry's rules.
     let appRules: AppPolicyRefresher
     let writer: GroupCommitWriter
     let bodyLimit: Int
@@ -45,7 +44,7 @@ struct Ingest: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let result = verifier.verify(bytes, expecting: route.expected)
         verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
-        let decision = appRules.applied(to: policy).decide(result)
+        let decision = appRules.policy.decide(result)
         var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
         if intake.isRejected, rejectedBodies.rate == 0 || rejectedBodies.acquire(context.remoteAddress?.ipAddress ?? "unknown") != nil {
             intake = intake.droppingBody()

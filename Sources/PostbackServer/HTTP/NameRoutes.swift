@@ -8,8 +8,8 @@ enum NameRoutes {
     /// A name body is `{"name": "..."}`; nothing longer is read.
     static let maximumBodySize = 4096
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("ad-networks") { _, _ in
+    static func add(to api: PrivateAPI, store: StoreDatabase) {
+        api.read.get("ad-networks") { _, _ in
             let named = try await store.names.adNetworks()
             var rows = named.map { entry in
                 JSONValue.object(JSONObject([
@@ -25,14 +25,14 @@ enum NameRoutes {
             }
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_networks", value: .array(rows))]))
         }
-        group.put("ad-networks/:network") { request, context in
+        api.schemas.put("ad-networks/:network") { request, context in
             try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             let name = try await nameBody(request)
             try await checked { try await store.names.setAdNetwork(network, name: name) }
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_network_id", value: .string(network)), JSONMember(key: "name", value: .string(name))]))
         }
-        group.delete("ad-networks/:network") { _, context in
+        api.schemas.delete("ad-networks/:network") { _, context in
             try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             guard try await store.names.removeAdNetwork(network) else {
@@ -40,7 +40,7 @@ enum NameRoutes {
             }
             return Response(status: .noContent)
         }
-        group.get("names/:app") { _, context in
+        api.read.get("names/:app") { _, context in
             let app = try appParameter(context)
             let names = try await store.names.sourceNames(app: app)
             return JSONResponse.make(JSONObject([JSONMember(key: "names", value: .array(names.map { entry in
@@ -51,7 +51,7 @@ enum NameRoutes {
                 ]))
             }))]))
         }
-        group.put("names/:app/:network/:level/:digits") { request, context in
+        api.schemas.put("names/:app/:network/:level/:digits") { request, context in
             let (app, network, level, digits) = try sourceParameters(context)
             let name = try await nameBody(request)
             try await checked { try await store.names.setSourceName(app: app, adNetwork: network, level: level, digits: digits, name: name) }
@@ -61,7 +61,7 @@ enum NameRoutes {
                 JSONMember(key: "name", value: .string(name)),
             ]))
         }
-        group.delete("names/:app/:network/:level/:digits") { _, context in
+        api.schemas.delete("names/:app/:network/:level/:digits") { _, context in
             let (app, network, level, digits) = try sourceParameters(context)
             guard try await store.names.removeSourceName(app: app, adNetwork: network, level: level, digits: digits) else {
                 throw APIError(.notFound, .nameNotFound, "app \(app) has no \(level.rawValue) name for \(digits) on \(network)")

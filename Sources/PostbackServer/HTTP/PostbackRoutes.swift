@@ -9,9 +9,8 @@ enum PostbackRoutes {
     /// The longest identifier looked up: Apple's are UUIDs (36 characters).
     static let maximumIdentifier = 128
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase, verifier: PostbackVerifier, policy: TrustPolicy,
-                    appRules: AppPolicyRefresher) {
-        group.get("intake") { request, context in
+    static func add(to api: PrivateAPI, store: StoreDatabase, verifier: PostbackVerifier, appRules: AppPolicyRefresher) {
+        api.read.get("intake") { request, context in
             let query = try intakeQuery(try await ReportRoutes.parameters(request, store: store))
             try context.requireApp(query.app)
             let format = try QueryParameters.format(request)
@@ -19,7 +18,7 @@ enum PostbackRoutes {
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
-        group.get("postbacks/:identifier") { request, context in
+        api.read.get("postbacks/:identifier") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
             let identifier = context.parameters.get("identifier") ?? ""
             guard !identifier.isEmpty, identifier.utf8.count <= maximumIdentifier else {
@@ -34,7 +33,7 @@ enum PostbackRoutes {
             }
             return JSONResponse.make(JSONObject([
                 JSONMember(key: "identifier", value: .string(identifier)),
-                JSONMember(key: "postbacks", value: .array(histories.map { .object(document($0, verifier: verifier, policy: appRules.applied(to: policy))) })),
+                JSONMember(key: "postbacks", value: .array(histories.map { .object(document($0, verifier: verifier, policy: appRules.policy)) })),
             ]))
         }
     }

@@ -4,8 +4,8 @@ import Store
 
 /// `GET /v1/reports` and `GET /v1/conversions`.
 enum ReportRoutes {
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.get("reports") { request, context in
+    static func add(to api: PrivateAPI, store: StoreDatabase) {
+        api.read.get("reports") { request, context in
             let (query, format) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
             let table = try await store.reports.report(query)
@@ -13,7 +13,7 @@ enum ReportRoutes {
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
-        group.get("conversions") { request, context in
+        api.read.get("conversions") { request, context in
             let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
             let limit = try QueryParameters.limit(request, default: 1000)

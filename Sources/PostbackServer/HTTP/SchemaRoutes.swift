@@ -7,8 +7,8 @@ import Store
 enum SchemaRoutes {
     static let maximumSchemaSize = 1 << 20
 
-    static func add(to group: RouterGroup<AppRequestContext>, store: StoreDatabase) {
-        group.put("schemas/:app") { request, context in
+    static func add(to api: PrivateAPI, store: StoreDatabase) {
+        api.schemas.put("schemas/:app") { request, context in
             let app = try appParameter(context)
             let body = try await RequestBody.collect(request, limit: maximumSchemaSize)
             switch try await store.schemas.put(app: app, document: Array(buffer: body)) {
@@ -27,7 +27,7 @@ enum SchemaRoutes {
                 ]))
             }
         }
-        group.get("schemas/:app") { _, context in
+        api.read.get("schemas/:app") { _, context in
             let app = try appParameter(context)
             guard let stored = try await store.schemas.document(app: app) else {
                 throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")

@@ -28,8 +28,9 @@ struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Builds the HTTP application: routes, store, writer. Used by `serve` and by the live tests.
-enum ServerApplication {
+/// The HTTP application: store, writer, router and background services, built from settings. `serve` runs it; tests
+/// run it in-process (`.router`) or on a socket (`.live`), and read its routes.
+struct ServerApplication {
     /// The well-known and generic postback paths.
     static let postbackRoutes: [(path: String, route: Ingest.Route)] = [
         ("/.well-known/appattribution/report-attribution", .aak),
@@ -37,11 +38,16 @@ enum ServerApplication {
         ("/postbacks", .any),
     ]
 
-    static func build(
-        settings: ServerSettings, keyRing: KeyRing, logger: Logger,
-        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-    ) throws -> some ApplicationProtocol {
+    let settings: ServerSettings
+    let logger: Logger
+    let router: Router<AppRequestContext>
+    let services: [any Service]
+
+    /// Opens the store and builds every route and service; nothing runs until ``application(onServerRunning:)`` runs.
+    init(settings: ServerSettings, keyRing: KeyRing, logger: Logger) throws {
         _ = MetricsRegistry.shared
+        self.settings = settings
+        self.logger = logger
         let store = try StoreDatabase(settings: StoreSettings(
             location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
             poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,
@@ -49,26 +55,26 @@ enum ServerApplication {
         let writer = GroupCommitWriter(database: store)
         let verifier = PostbackVerifier(keyRing: keyRing)
         let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
-        let appRules = try AppPolicyRefresher(store: store, logger: logger)
+        let appRules = try AppPolicyRefresher(store: store, base: policy, logger: logger)
         let ingest = Ingest(
             verifier: verifier,
-            policy: policy,
             appRules: appRules,
             writer: writer,
             bodyLimit: settings.bodyLimit,
             rejectedBodies: SourceRateLimiter(rate: Double(settings.rejectedBodyBudget) / 60, burst: Double(settings.rejectedBodyBudget))
         )
-        let router = Router(context: AppRequestContext.self)
+        // HEAD is answered wherever GET is (the same headers, no body).
+        let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ShutdownMiddleware())
         // The trie router matches a path with or without its trailing slash.
-        for (path, route) in postbackRoutes {
+        for (path, route) in Self.postbackRoutes {
             router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
         }
-        let privateAPI = router.group("v1").add(middleware: APIKeyMiddleware(store: store))
+        let privateAPI = PrivateAPI(router: router, store: store)
         SchemaRoutes.add(to: privateAPI, store: store)
         ReportRoutes.add(to: privateAPI, store: store)
         NameRoutes.add(to: privateAPI, store: store)
-        PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, policy: policy, appRules: appRules)
+        PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
@@ -105,10 +111,20 @@ enum ServerApplication {
             return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))
         }
         router.get("/metrics") { [metricsRequireKey = settings.metricsRequireKey] request, _ in
-            if metricsRequireKey { _ = try await APIKeyMiddleware.authorize(request, store: store, scope: .metrics) }
+            if metricsRequireKey { _ = try await RequireScope.authorize(request, store: store, scope: .metrics) }
             return JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
+        self.router = router
+        services = [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger),
+                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames
+    }
+
+    /// Every route the router serves: its method and path template.
+    var routes: [Router<AppRequestContext>.RouteDescription] { router.routes }
+
+    /// The application to run: the HTTP server on the configured address, with the background services.
+    func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         let requestTimeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout * 1e9))
         return Application(
             router: router,
@@ -117,8 +133,7 @@ enum ServerApplication {
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),
-            services: [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger),
-                       Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames,
+            services: services,
             onServerRunning: onServerRunning,
             logger: logger
         )

@@ -1,30 +1,43 @@
 import Foundation
 import Logging
+import Metrics
 import Postback
 import ServiceLifecycle
 import Store
 import Synchronization
 
-/// The app registry's rules as this receiver applies them at ingest: read when the server starts, again every
-/// `interval` (a change made through another receiver or the CLI applies here within it) and at once after a change
-/// through this receiver's API.
+/// The trust policy this receiver applies: the server's settings with the app registry's rules, read when the server
+/// starts, again every `interval` (a change made through another receiver or the CLI applies here within it) and at
+/// once after a change through this receiver's API.
+///
+/// When the rules change, stored postbacks are counted again under them (``CountingRules``) in the background: at the
+/// first round after the change, and once more a round later for postbacks other receivers stored with the old rules
+/// while the change reached them. At start it applies the rules once, for changes made while it was stopped.
 final class AppPolicyRefresher: Service, Sendable {
     let store: StoreDatabase
     let interval: TimeInterval
     let logger: Logger
+    /// The server's own settings, before the registry.
+    let base: TrustPolicy
     private let current: Mutex<[Int64: TrustPolicy.AppRule]?>
+    /// A round now rather than at the next interval: a change came through this receiver.
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let recounted = Counter(label: "countersign_recounted_postbacks_total")
 
     /// Reads the registry now, so no postback is judged before it is known.
-    init(store: StoreDatabase, interval: TimeInterval = 5, logger: Logger) throws {
+    init(store: StoreDatabase, base: TrustPolicy, interval: TimeInterval = 5, logger: Logger) throws {
         self.store = store
+        self.base = base
         self.interval = interval
         self.logger = logger
         current = Mutex(try store.apps.rulesAtStart())
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// `policy` with the registry's rules.
-    func applied(to policy: TrustPolicy) -> TrustPolicy {
-        var policy = policy
+    /// The policy in force: the server's settings with the registry's rules.
+    var policy: TrustPolicy {
+        var policy = base
         policy.apps = current.withLock { $0 }
         return policy
     }
@@ -35,10 +48,52 @@ final class AppPolicyRefresher: Service, Sendable {
         current.withLock { $0 = rules }
     }
 
+    /// Reads the registry at once after a change through this receiver, and starts a round that counts stored
+    /// postbacks under the new rules (in the background: the request does not wait for it).
+    func registryChanged() async throws {
+        try await refresh()
+        wake.yield()
+    }
+
     func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: .seconds(interval)) }
-            do { try await refresh() } catch { logger.error("cannot read the app registry", metadata: ["error": "\(error)"]) }
+        // Graceful shutdown cancels the rounds; that is their normal end, not a failure.
+        try? await cancelWhenGracefulShutdown { [self] in
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { [self] in
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(interval))
+                        wake.yield()
+                    }
+                }
+                try await rounds()
+            }
         }
+    }
+
+    /// A round at start, then one each time the timer or a change wakes it; ends when cancelled.
+    private func rounds() async throws {
+        var roundsToRecount = 1
+        var countedWith = current.withLock { $0 }
+        var iterator = wakes.makeAsyncIterator()
+        repeat {
+            try Task.checkCancellation()
+            let rules = current.withLock { $0 }
+            if rules != countedWith {
+                countedWith = rules
+                roundsToRecount = 2
+            }
+            if roundsToRecount > 0 {
+                do {
+                    let changed = try await store.counting.apply(policy)
+                    recounted.increment(by: changed)
+                    if changed > 0 { logger.notice("counted stored postbacks again under the app registry's rules", metadata: ["changed": "\(changed)"]) }
+                    roundsToRecount -= 1
+                } catch {
+                    logger.error("cannot apply the app registry's rules to stored postbacks", metadata: ["error": "\(error)"])
+                }
+            }
+            guard await iterator.next() != nil else { return }
+            do { try await refresh() } catch { logger.error("cannot read the app registry", metadata: ["error": "\(error)"]) }
+        } while true
     }
 }

@@ -1,21 +1,20 @@
 import Hummingbird
 import Store
 
-/// Guards the private API: a bearer API key in the Authorization header (the scheme name in any case), never in the
-/// URL, with the scope the request needs: `read` to read (GET), `schemas` to change schemas and names (PUT, DELETE),
-/// `admin` to change the app registry and for everything under `/v1/forwarding` (partner URLs are the operator's).
+/// Guards one group of private routes: a bearer API key in the Authorization header (the scheme name in any case),
+/// never in the URL, with the scope the group declares. It runs after the router has matched the route, so the
+/// scope follows the route a request reached, whatever the spelling of its path (repeated or trailing slashes).
 /// The key's grant goes into the context, so routes can check the apps it covers.
-struct APIKeyMiddleware: RouterMiddleware {
+struct RequireScope: RouterMiddleware {
     typealias Context = AppRequestContext
+    /// The scope every route of the group needs.
+    let scope: APIScope
     let store: StoreDatabase
 
     /// Query parameters that look like credentials; a key there ends up in proxy logs, so it is refused.
     static var credentialParameters: Set<String> { ["api_key", "apikey", "key", "token", "access_token"] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let scope: APIScope = if request.uri.path.hasPrefix("/v1/forwarding") { .admin }
-            else if request.method == .get || request.method == .head { .read }
-            else if request.uri.path.hasPrefix("/v1/apps") { .admin } else { .schemas }
         var context = context
         context.grant = try await Self.authorize(request, store: store, scope: scope)
         return try await next(request, context)
@@ -49,5 +48,24 @@ struct APIKeyMiddleware: RouterMiddleware {
         if let error { value += ", error=\"\(error)\"" }
         if let scope { value += ", scope=\"\(scope.rawValue)\"" }
         return [.wwwAuthenticate: value]
+    }
+}
+
+/// The private API (`/v1/...` behind an API key), one route group per scope. Route tables receive this, never the
+/// router itself, so a private route cannot be added without the scope it needs.
+struct PrivateAPI {
+    /// Routes that read (reports, conversions, intake, postbacks, schemas, names, apps, Apple Ads records and jobs).
+    let read: RouterGroup<AppRequestContext>
+    /// Routes that change schemas and names (schema uploads, campaign names, the ad-network registry).
+    let schemas: RouterGroup<AppRequestContext>
+    /// Routes that administer the installation (the app registry, forwarding to partners).
+    let admin: RouterGroup<AppRequestContext>
+
+    /// The groups under `/v1` of `router`, each checking its scope with keys from `store`.
+    init(router: Router<AppRequestContext>, store: StoreDatabase) {
+        let v1 = router.group("v1")
+        read = v1.group().add(middleware: RequireScope(scope: .read, store: store))
+        schemas = v1.group().add(middleware: RequireScope(scope: .schemas, store: store))
+        admin = v1.group().add(middleware: RequireScope(scope: .admin, store: store))
     }
 }
