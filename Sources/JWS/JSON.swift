@@ -475,7 +475,7 @@ public struct JSONParser {
                     return highBits & 0x80 == 0 ? String(decoding: slice, as: UTF8.self) : try validatedUTF8(slice)
                 }
                 if byte == UInt8(ascii: "\\") { break }
-                if byte < 0x20 { throw error("control character in string") }
+                if byte < 0x20 || byte == 0x7F { throw error("control character in string") }
                 highBits |= byte
                 offset += 1
             }
@@ -490,7 +490,7 @@ public struct JSONParser {
                     offset += 1
                     return String(scalars)
                 }
-                if byte < 0x20 { throw error("control character in string") }
+                if byte < 0x20 || byte == 0x7F { throw error("control character in string") }
                 if byte != UInt8(ascii: "\\") { offset += 1; continue }
                 try appendRun(runStart, &scalars)
                 offset += 1
@@ -501,8 +501,7 @@ public struct JSONParser {
                 case UInt8(ascii: "\""): scalars.append("\"")
                 case UInt8(ascii: "\\"): scalars.append("\\")
                 case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                case UInt8(ascii: "b"), UInt8(ascii: "f"): throw error("control character in string")
                 case UInt8(ascii: "n"): scalars.append("\n")
                 case UInt8(ascii: "r"): scalars.append("\r")
                 case UInt8(ascii: "t"): scalars.append("\t")
@@ -520,6 +519,9 @@ public struct JSONParser {
                         throw error("unpaired surrogate")
                     }
                     guard let scalar = Unicode.Scalar(code) else { throw error("invalid escape") }
+                    // Tab, line feed and carriage return are text; NUL and the other control characters are not, on
+                    // any engine (PostgreSQL refuses NUL in text, SQLite would cut the text at it).
+                    if JSONText.isRefusedControl(scalar) { throw error(String(format: "control character U+%04X in string", scalar.value)) }
                     scalars.append(scalar)
                 default: throw error("invalid escape")
                 }
@@ -540,6 +542,7 @@ public struct JSONParser {
 
         func validatedUTF8(_ slice: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> String {
             guard let value = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
+            if value.unicodeScalars.contains(where: JSONText.isRefusedControl) { throw error("control character in string") }
             return value
         }
 
@@ -560,5 +563,24 @@ public struct JSONParser {
             }
             return code
         }
+    }
+}
+
+/// Which characters JSON strings may not hold here, whatever their escape.
+public enum JSONText {
+    /// NUL and the other C0 control characters except tab, line feed and carriage return; DEL; the C1 controls.
+    @inlinable
+    public static func isRefusedControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: false
+        case 0x00..<0x20, 0x7F...0x9F: true
+        default: false
+        }
+    }
+
+    /// Whether `text` holds any control character at all (tab and line breaks too): what single-line text such as
+    /// names, ids and query parameters may not hold.
+    public static func hasControlCharacter(_ text: some StringProtocol) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 }

@@ -48,8 +48,22 @@ struct ServerSettings: Sendable {
     var appleAdsNamesMaxAge = 7 * 86_400.0
     /// Days the bodies of rejected requests are kept (their receipts stay).
     var rejectedRetentionDays = 30.0
-    /// Bodies of rejected requests stored per source address per minute; beyond it only the receipt is stored.
+    /// Bodies of rejected requests stored per source per minute; beyond it only the receipt is stored.
     var rejectedBodyBudget = 60
+    /// Bodies of rejected requests stored per minute from all sources together; beyond it only the receipt is stored.
+    var rejectedGlobalBudget = 600
+    /// Receipts of rejected requests stored per minute from all sources together; beyond it nothing is stored.
+    var rejectedReceiptBudget = 6000
+    /// Unverifiable postbacks stored per source per minute; beyond it they are answered 429.
+    var unverifiableBudget = 60
+    /// Unverifiable postbacks stored per minute from all sources together; beyond it they are answered 429.
+    var unverifiableGlobalBudget = 600
+    /// Days an unverifiable postback (and one `reverify` found invalid) is kept before it is deleted.
+    var unverifiableRetentionDays = 90.0
+    /// How peers are grouped into sources for the budgets and the public routes' rate limit.
+    var sources = SourceGrouping()
+    /// Forwarding rules at most.
+    var forwardMaxRules = 20
     /// Whether `/metrics` needs an API key with the `metrics` scope.
     var metricsRequireKey = false
     /// When failed forwarding deliveries are tried again (first delay, doubling up to the maximum, with jitter).
@@ -99,6 +113,14 @@ struct ServerSettings: Sendable {
         metricsRequireKey = try source.bool("metrics-require-key") ?? metricsRequireKey
         rejectedRetentionDays = try source.double("rejected-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? rejectedRetentionDays
         rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
+        rejectedGlobalBudget = try source.int("rejected-global-budget", in: 0...10_000_000) ?? rejectedGlobalBudget
+        rejectedReceiptBudget = try source.int("rejected-receipt-budget", in: 0...100_000_000) ?? rejectedReceiptBudget
+        unverifiableBudget = try source.int("unverifiable-budget", in: 0...1_000_000) ?? unverifiableBudget
+        unverifiableGlobalBudget = try source.int("unverifiable-global-budget", in: 0...10_000_000) ?? unverifiableGlobalBudget
+        unverifiableRetentionDays = try source.double("unverifiable-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? unverifiableRetentionDays
+        sources.v4Prefix = try source.int("source-prefix-v4", in: 8...32) ?? sources.v4Prefix
+        sources.v6Prefix = try source.int("source-prefix-v6", in: 16...128) ?? sources.v6Prefix
+        forwardMaxRules = try source.int("forward-max-rules", in: 1...10_000) ?? forwardMaxRules
         forwardSchedule.initialBackoff = try source.double("forward-backoff", expected: "seconds, more than 0 and at most 86400",
                                                             where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.initialBackoff
         forwardSchedule.maximumBackoff = try source.double("forward-max-backoff", expected: "seconds, more than 0 and at most 86400",

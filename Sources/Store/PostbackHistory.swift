@@ -5,8 +5,13 @@ import JWS
 public struct PostbackHistory: Sendable {
     /// The stored row: dedup key, protocol, outcome, reason, key id, environment, countable, counts of copies, decoding.
     public let postback: JSONObject
-    /// Every receipt of this postback, oldest first: the counted copy, duplicates, replays and unverified copies.
+    /// Receipts of this postback, oldest first: the copy it was stored from, and a page of its duplicates, replays and
+    /// unverified copies.
     public let copies: [Copy]
+    /// Receipts of this postback in all (the stored copy and every kept copy).
+    public let copiesTotal: Int64
+    /// The cursor for the next page of copies, when one follows.
+    public let nextCopiesAfter: Int64?
     /// The decoded events, in order.
     public let events: [JSONObject]
 
@@ -29,30 +34,40 @@ public struct PostbackHistory: Sendable {
 }
 
 extension PostbackLedger {
+    /// The most postbacks one identifier finds: AAK's one and SKAN's three windows, in each of the three spellings.
+    static let maximumHistories = 12
+
     /// The stored postbacks whose AAK `postback-identifier` or SKAN `transaction-id` is `identifier` (in the case given,
     /// lower or upper case): one for AAK, up to one per conversion window for SKAN. Found by the dedup key's index.
-    public func history(identifier: String) async throws -> [PostbackHistory] {
+    /// Each has the copy it was stored from and at most `copies` other copies with receipt ids after `copiesAfter`,
+    /// oldest first; ``PostbackHistory/copiesTotal`` says how many there are in all.
+    public func history(identifier: String, copiesAfter: Int64 = 0, copies limit: Int = 100) async throws -> [PostbackHistory] {
         let spellings = Array(Set([identifier, identifier.lowercased(), identifier.uppercased()])).sorted()
         let keys = spellings.flatMap { spelling in ["aak:" + spelling] + (0...2).map { "skan:\(spelling):\($0)" } }
         let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
         return try await engine.read { db in
             let rows = try db.rows("SELECT \(PostbackHistory.postbackColumns.joined(separator: ", ")) FROM postbacks WHERE dedup_key IN (\(placeholders)) ORDER BY id",
                                    keys, reuse: .once)
-            return try rows.map { row in
+            return try rows.prefix(Self.maximumHistories).map { row in
                 let id = try row.get("id", as: Int64.self)
                 let receiptID = try row.get("receipt_id", as: Int64.self)
                 var postback = JSONObject()
                 for (column, value) in zip(row.columns, row.values) { postback.set(column, ReportTable.cell(value)) }
-                let copies = try db.rows("""
-                    SELECT id, received_at, route, remote_address, outcome, reason, disposition, body FROM receipts WHERE postback_id = ?
-                    UNION ALL SELECT id, received_at, route, remote_address, outcome, reason, disposition, body FROM receipts WHERE id = ?
-                    ORDER BY 1
-                    """, [id, receiptID], reuse: .once).map { copy in
+                let columns = "id, received_at, route, remote_address, outcome, reason, disposition, body"
+                // One row past the page tells whether another page follows.
+                var page = try db.rows("SELECT \(columns) FROM receipts WHERE postback_id = ? AND id > ? ORDER BY id LIMIT ?",
+                                       [id, copiesAfter, limit + 1], reuse: .once)
+                let more = page.count > limit
+                page = Array(page.prefix(limit))
+                let stored = try db.rows("SELECT \(columns) FROM receipts WHERE id = ?", [receiptID], reuse: .once)
+                let copies = try (stored + page).sorted { try $0.get("id", as: Int64.self) < $1.get("id", as: Int64.self) }.map { copy in
                     var receipt = JSONObject()
                     for (column, value) in zip(copy.columns, copy.values) where column != "body" { receipt.set(column, ReportTable.cell(value)) }
                     let copyID = try copy.get("id", as: Int64.self)
                     return PostbackHistory.Copy(receipt: receipt, body: [UInt8](try copy.get("body", as: Data.self)), isStored: copyID == receiptID)
                 }
+                let nextCopiesAfter = more ? try page.last?.get("id", as: Int64.self) : nil
+                let total = try db.value("SELECT count(*) FROM receipts WHERE postback_id = ?", [id], as: Int64.self) ?? 0
                 let events = try db.rows("""
                     SELECT event_index, name, count, revenue_min, revenue_max, currency, schema_revision, properties
                     FROM postback_events WHERE postback_id = ? ORDER BY event_index
@@ -61,7 +76,7 @@ extension PostbackLedger {
                     for (column, value) in zip(event.columns, event.values) { object.set(column, ReportTable.cell(value)) }
                     return object
                 }
-                return PostbackHistory(postback: postback, copies: copies, events: events)
+                return PostbackHistory(postback: postback, copies: copies, copiesTotal: total + 1, nextCopiesAfter: nextCopiesAfter, events: events)
             }
         }
     }

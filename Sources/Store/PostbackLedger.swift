@@ -48,10 +48,10 @@ public struct Intake: Sendable {
     /// Whether the body is rejected (invalid or refused): only its receipt is stored, never a postback row.
     public var isRejected: Bool { row == nil }
 
-    /// The same intake with an empty body: its receipt is still stored and counted, its bytes are not (a flood of
-    /// junk beyond the per-source budget).
-    public func droppingBody() -> Intake {
-        Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: [], result: result, decision: decision)
+    /// The same intake with only the first `bytes` of its body: its receipt is still stored and counted, the rest of
+    /// its bytes are not (a rejected body beyond its budget keeps none, a long one only its start).
+    public func keepingBody(bytes: Int) -> Intake {
+        Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: Array(body.prefix(bytes)), result: result, decision: decision)
     }
 }
 
@@ -77,6 +77,10 @@ public struct PostbackLedger: Sendable {
     let catalog: SchemaCatalog
     /// Receipt ids reserved ahead on PostgreSQL (unused on SQLite).
     let receiptIDs: ReceiptIDs
+
+    /// Copies of one postback (duplicates, replays, unverified copies) whose receipts are kept; later copies are counted
+    /// on the postback's row, not stored, so resending one postback cannot fill the disk.
+    public static let copiesKept: Int64 = 100
 
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
     /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
@@ -166,7 +170,8 @@ public struct PostbackLedger: Sendable {
     private static func judgeCopy(_ intake: Intake, row: PostbackRow, postback: Postback, receiptID: Int64, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {
         // The row exists (perhaps just committed by another receiver); lock it so racing copies are judged one at a time.
         let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
-        guard let existing = try db.row("SELECT id, outcome, content_hash FROM postbacks WHERE dedup_key = ?\(lock)", [postback.dedupKey]) else {
+        guard let existing = try db.row("SELECT id, outcome, content_hash, duplicates + replays + unverified_copies AS copies FROM postbacks WHERE dedup_key = ?\(lock)",
+                                        [postback.dedupKey]) else {
             throw LedgerInconsistency(dedupKey: postback.dedupKey)
         }
         let rowID = try existing.get("id", as: Int64.self)
@@ -188,7 +193,12 @@ public struct PostbackLedger: Sendable {
             default: "replays"
             }
             try db.execute("UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?", [rowID])
-            try db.execute("UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?", [disposition.rawValue, rowID, receiptID])
+            if try existing.get("copies", as: Int64.self) < Self.copiesKept {
+                try db.execute("UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?", [disposition.rawValue, rowID, receiptID])
+            } else {
+                // Enough copies are kept to see what was sent; past that a copy moves only the row's counters.
+                try db.execute("DELETE FROM receipts WHERE id = ?", [receiptID])
+            }
             return disposition
         }
     }

@@ -93,8 +93,8 @@ public final class StoreDatabase: Sendable {
     public var appleAdsNames: AppleAdsNameStore { AppleAdsNameStore(engine: engine) }
     /// Apple Ads attribution records.
     public var attributions: AttributionRecordStore { AttributionRecordStore(engine: engine) }
-    /// How long the bodies of rejected requests are kept.
-    public var rejectedBodies: RejectedBodyRetention { RejectedBodyRetention(engine: engine) }
+    /// How long the receipts of rejected requests and unverifiable postbacks are kept.
+    public var retention: Retention { Retention(engine: engine) }
     /// The apps this installation serves, with their policies.
     public var apps: AppRegistry { AppRegistry(engine: engine) }
     /// Forwarding rules and the outbox of postbacks to relay to partners.

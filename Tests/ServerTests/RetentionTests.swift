@@ -5,17 +5,35 @@ import JWS
 import Logging
 import NIOCore
 import Postback
+import PostbackMint
 import Store
 import Testing
 import TestSupport
 @testable import PostbackServer
 
-/// Rejected bodies are pruned after the retention and a junk flood cannot grow the database without bound; counted
-/// postbacks are never touched (issue 15, item 3).
+/// Every public input has a budget and what is kept only for a while is pruned (issues 15 and 25): rejected bodies
+/// and unverifiable postbacks per source and in all, padded members dropped before storage, rejected receipts and
+/// unverifiable postbacks deleted after their retention; counted postbacks are never touched.
 @Suite struct RetentionTests {
     static let junk = Array(("{\"jws-string\": \"" + String(repeating: "A", count: 900) + "\"}").utf8)
+    static let stranger = try! ECPrivateKey.generate()
 
-    @Test(arguments: TestEngine.allCases) func rejectedBodiesOlderThanTheRetentionArePrunedAndNothingElse(engine: TestEngine) async throws {
+    /// An AAK postback signed with a key nobody pinned (`kid` unknown/0): unverifiable.
+    static func unverifiable(_ id: String, padding: Int = 0) throws -> [UInt8] {
+        let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid(id)), key: stranger, keyID: "unknown/0")
+        return padding == 0 ? body : padded(body, padding)
+    }
+
+    /// `body` with undocumented members holding `bytes` of filler, as an attacker pads it.
+    static func padded(_ body: [UInt8], _ bytes: Int) -> [UInt8] {
+        var object = try! JSONParser.parse(body).object!
+        for index in 0..<(bytes / 8000 + 1) {
+            object.set("padding-\(index)", .string(String(repeating: "x", count: min(8000, bytes - index * 8000))))
+        }
+        return Array(JSONValue.object(object).serialized.utf8)
+    }
+
+    @Test(arguments: TestEngine.allCases) func rejectedReceiptsAndUnverifiablePostbacksArePrunedAfterTheirRetentionAndNothingElse(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         defer { store.close() }
         let verifier = PostbackVerifier(keyRing: LiveServer().keyRing)
@@ -27,38 +45,115 @@ import TestSupport
         let genuine = Array(buffer: try LiveServer.aak("R-1"))
         let dispositions = try store.ledger.persist([
             intake(Self.junk, daysAgo: 40), intake(Self.junk, daysAgo: 31), intake(genuine, daysAgo: 40), intake(genuine, daysAgo: 40),
-            intake(Self.junk, daysAgo: 2),
+            intake(Self.junk, daysAgo: 2), intake(try Self.unverifiable("U-old"), daysAgo: 100), intake(try Self.unverifiable("U-old"), daysAgo: 99),
+            intake(try Self.unverifiable("U-new"), daysAgo: 10),
         ])
-        #expect(dispositions == [.rejected, .rejected, .stored, .duplicate, .rejected])
-        let pruner = RejectedBodyPruner(store: store, retention: 30 * 86_400, logger: Logger(label: "test"))
-        #expect(try await pruner.round() == 2)
-        #expect(try await pruner.round() == 0)
-        let bodies = try await store.rows("SELECT disposition, length(body) AS bytes FROM receipts ORDER BY id")
-        #expect(try bodies.map { try $0.get("bytes", as: Int.self) } == [0, 0, genuine.count, genuine.count, Self.junk.count])
-        // The receipts stay, so the intake report still counts every rejected request.
-        let intake = try await store.reports.intake(try IntakeQuery.parse([("status", "rejected")]))
-        #expect(intake.rows.first?.last == .number("3"))
+        #expect(dispositions == [.rejected, .rejected, .stored, .duplicate, .rejected, .stored, .duplicate, .stored])
+        try store.rollup.fold()
+        let pruner = RetentionPruner(store: store, rejectedRetention: 30 * 86_400, unverifiableRetention: 90 * 86_400, logger: Logger(label: "test"))
+        let first = try await pruner.round()
+        #expect(first.rejected == 2)
+        #expect(first.unverifiable == 1)
+        #expect(try await pruner.round() == (0, 0))
+        // Left: the counted postback and its duplicate, the recent junk, the recent unverifiable postback.
+        let receipts = try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self)
+        #expect(receipts == ["stored", "duplicate", "rejected", "stored"])
+        let postbacks = try await store.column("SELECT outcome FROM postbacks ORDER BY id", as: String.self)
+        #expect(postbacks == ["verified", "unverifiable"])
+        // The rollup follows: a report of everything stored agrees with the rows.
+        let query = try ReportQuery.parse([("include_uncounted", "true")])
+        let fromRollup = try await store.reports.report(query)
+        let fromRows = try await store.reports.report(query, forceRows: true)
+        #expect(fromRollup.rows == fromRows.rows)
         #expect(try await store.scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self) == 1)
     }
 
-    @Test func aJunkFloodStoresAtMostTheBudgetOfBodiesPerSource() async throws {
-        var server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func aJunkFloodStoresAtMostTheBudgetsOfBodiesAndReceipts(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
         server.settings.rejectedBodyBudget = 5
+        server.settings.rejectedReceiptBudget = 40
+        let padded = Self.padded(Self.junk, 20_000)
         try await server.run { client in
-            for _ in 0..<60 {
-                let answer = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: Self.junk))
+            for index in 0..<60 {
+                let answer = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: index == 0 ? padded : Self.junk))
                 #expect(answer.status == .badRequest)
+                #expect(answer.json?["error"]?.string != nil)
             }
             let genuine = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("R-2"))
             #expect(genuine.status == .ok)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"countersign_budget_exceeded_total{kind="rejected_receipt",scope="source"}"#))
+            #expect(metrics.contains(#"countersign_budget_exceeded_total{kind="rejected_body",scope="source"}"#))
         }
         let receipts = try await server.scalar("SELECT count(*) FROM receipts WHERE disposition = 'rejected'", as: Int.self)
         let kept = try await server.scalar("SELECT count(*) FROM receipts WHERE disposition = 'rejected' AND length(body) > 0", as: Int.self) ?? 0
         let bytes = try await server.scalar("SELECT sum(length(body)) FROM receipts WHERE disposition = 'rejected'", as: Int.self) ?? 0
-        #expect(receipts == 60)
-        // The burst of 5, and perhaps one more refilled at 5 a minute while the flood ran.
+        // The receipt budget's burst of 40, perhaps one more refilled while the flood ran; bodies: a burst of 5, the
+        // padded one cut to its first 4 KiB.
+        #expect((40...41).contains(receipts ?? 0))
         #expect((5...6).contains(kept))
-        #expect(bytes <= 6 * Self.junk.count)
+        #expect(bytes <= Ingest.rejectedBodyKept + 5 * Self.junk.count)
         #expect(try await server.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 1)
+    }
+
+    @Test(arguments: TestEngine.allCases) func unverifiablePostbacksBeyondTheBudgetAreAnswered429AndNotStored(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
+        server.settings.unverifiableBudget = 5
+        try await server.run { client in
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<20 {
+                let answer = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: try Self.unverifiable("F-\(index)", padding: 30_000)))
+                statuses.append(answer.status)
+                if answer.status == .tooManyRequests {
+                    #expect(answer.json?["error"]?.string == "rate_limited")
+                    #expect(Int(answer.headers[.retryAfter] ?? "") ?? 0 >= 1)
+                }
+            }
+            #expect(statuses.prefix(5).allSatisfy { $0 == .ok })
+            #expect(statuses.filter { $0 == .tooManyRequests }.count >= 14)
+            // Genuine postbacks are never held back by the budget.
+            #expect(try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("R-3")).status == .ok)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"countersign_budget_exceeded_total{kind="unverifiable",scope="source"}"#))
+        }
+        let unverifiable = try await server.scalar("SELECT count(*) FROM postbacks WHERE outcome = 'unverifiable'", as: Int.self) ?? 0
+        #expect((5...6).contains(unverifiable))
+        // Each padded body stored without its 30 KB of padding, and so its row.
+        let largest = try await server.scalar("SELECT max(length(body)) FROM receipts", as: Int.self) ?? 0
+        #expect(largest < 2048)
+        let unsigned = try await server.scalar("SELECT max(length(unsigned_json)) FROM postbacks", as: Int.self) ?? 0
+        #expect(unsigned < 1024)
+    }
+
+    @Test func aGenuinePostbackWithPaddingStillVerifiesAndStoresSmall() throws {
+        let verifier = PostbackVerifier(keyRing: LiveServer().keyRing)
+        let genuine = Array(buffer: try LiveServer.aak("R-4"))
+        let padded = Self.padded(genuine, 40_000)
+        let trimmed = PostbackBody.trimmingUnknownMembers(padded)
+        #expect(trimmed.count < genuine.count + 16)
+        guard case .verified(let postback, _) = verifier.verify(trimmed) else { Issue.record("the trimmed body does not verify"); return }
+        #expect(postback.postbackID == Mint.uuid("R-4"))
+        // A few unknown members are kept, as Apple adds members over time.
+        let small = Self.padded(genuine, 500)
+        #expect(PostbackBody.trimmingUnknownMembers(small) == small)
+    }
+
+    @Test func sourcesGroupIPv6ByTheir64AndIPv4ByAddress() throws {
+        let grouping = SourceGrouping()
+        func source(_ text: String) throws -> String { grouping.source(of: try SocketAddress(ipAddress: text, port: 443)) }
+        #expect(try source("2001:db8:1:2::1") == source("2001:db8:1:2:ffff:ffff:ffff:fffe"))
+        #expect(try source("2001:db8:1:2::1") == "2001:db8:1:2:0:0:0:0/64")
+        #expect(try source("2001:db8:1:3::1") != source("2001:db8:1:2::1"))
+        #expect(try source("203.0.113.7") == "203.0.113.7/32")
+        #expect(try source("::ffff:203.0.113.7") == "203.0.113.7/32")
+        #expect(try source("203.0.113.7") != source("203.0.113.8"))
+        let wide = SourceGrouping(v4Prefix: 24, v6Prefix: 48)
+        #expect(wide.source(of: try SocketAddress(ipAddress: "203.0.113.7", port: 1)) == "203.0.113.0/24")
+        #expect(wide.source(of: try SocketAddress(ipAddress: "2001:db8:1:2::1", port: 1)) == "2001:db8:1:0:0:0:0:0/48")
+        // Rotating addresses inside one /64 spends one budget.
+        let budget = IntakeBudget(kind: "test", perSourcePerMinute: 3, globalPerMinute: 1000)
+        let spent = try (1...6).map { budget.spend(try source("2001:db8:1:2::\($0)")) == nil }
+        #expect(spent == [true, true, true, false, false, false])
+        #expect(budget.spend(try source("2001:db8:9:9::1")) == nil)
     }
 }

@@ -12,9 +12,9 @@ enum AppleAdsRoutes {
     /// Routes apps call; like postbacks they carry no API key, so each source address is rate-limited and the token
     /// queue is bounded.
     static func addPublic(to router: Router<AppRequestContext>, store: StoreDatabase, tokenExchange: TokenExchangeRunner,
-                          limiter: SourceRateLimiter, maximumQueue: Int) {
+                          limiter: SourceRateLimiter, sources: SourceGrouping, maximumQueue: Int) {
         router.post("/v1/adservices/tokens") { request, context in
-            try limit(limiter, context)
+            try limit(limiter, sources.source(of: context.remoteAddress))
             let bytes = try await collect(request)
             let submission: TokenSubmission
             switch TokenSubmission.parse(bytes, contentType: request.headers[.contentType]) {
@@ -42,7 +42,7 @@ enum AppleAdsRoutes {
             ]))
         }
         router.post("/v1/iad/attribution") { request, context in
-            try limit(limiter, context)
+            try limit(limiter, sources.source(of: context.remoteAddress))
             let bytes = try await collect(request)
             let record: AttributionRecord
             switch IAdDictionary.normalise(bytes) {
@@ -66,8 +66,8 @@ enum AppleAdsRoutes {
     }
 
     /// 429 `rate_limited` with `Retry-After` when the caller's address has used its share.
-    static func limit(_ limiter: SourceRateLimiter, _ context: AppRequestContext) throws {
-        guard let wait = limiter.acquire(context.remoteAddress?.ipAddress ?? "unknown") else { return }
+    static func limit(_ limiter: SourceRateLimiter, _ source: String) throws {
+        guard let wait = limiter.acquire(source) else { return }
         let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
         throw APIError(.tooManyRequests, .rateLimited, "too many requests from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
     }

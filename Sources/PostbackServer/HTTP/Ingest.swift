@@ -15,9 +15,19 @@ struct Ingest: Sendable {
     let appRules: AppPolicyRefresher
     let writer: GroupCommitWriter
     let bodyLimit: Int
-    /// The bodies of rejected requests each source may have stored a minute; beyond it only their receipts are stored.
-    let rejectedBodies: SourceRateLimiter
+    /// Groups peers into sources for the budgets.
+    let sources: SourceGrouping
+    /// Rejected bodies (invalid or refused) stored whole; beyond it only their receipts are stored.
+    let rejectedBodies: IntakeBudget
+    /// Receipts of rejected requests stored at all; beyond it a rejected request is only counted in the metrics.
+    let rejectedReceipts: IntakeBudget
+    /// Unverifiable postbacks (unknown key or version) stored; beyond it they are answered 429 and not stored, and the
+    /// device sends them again later.
+    let unverifiable: IntakeBudget
     let verifyTime = Metrics.Timer(label: "countersign_verify_seconds", preferredDisplayUnit: .seconds)
+
+    /// The most bytes of a rejected body kept: enough to see what it was, never the whole of a padded one.
+    static let rejectedBodyKept = 4096
 
     /// Which family a route takes; `nil` takes either.
     enum Route: String {
@@ -40,15 +50,30 @@ struct Ingest: Sendable {
             count(route, status: 413, outcome: "too_large")
             throw error
         }
-        let bytes = Array(buffer: body)
+        // Members Apple does not send are kept only up to a small total, so a padded body stores small.
+        let bytes = PostbackBody.trimmingUnknownMembers(Array(buffer: body))
         let started = DispatchTime.now().uptimeNanoseconds
         let result = verifier.verify(bytes, expecting: route.expected)
         verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         let decision = appRules.policy.decide(result)
         var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
-        if intake.isRejected, rejectedBodies.rate == 0 || rejectedBodies.acquire(context.remoteAddress?.ipAddress ?? "unknown") != nil {
-            intake = intake.droppingBody()
-            Self.droppedBodies.increment()
+        let source = sources.source(of: context.remoteAddress)
+        if intake.isRejected {
+            if rejectedReceipts.spend(source) != nil {
+                // Over the global budget for rejected requests: answered as usual, counted, not stored.
+                return try refuse(intake, route: route, context: context)
+            }
+            if rejectedBodies.spend(source) != nil {
+                intake = intake.keepingBody(bytes: 0)
+                Self.droppedBodies.increment()
+            } else if bytes.count > Self.rejectedBodyKept {
+                intake = intake.keepingBody(bytes: Self.rejectedBodyKept)
+            }
+        } else if decision == .keep, let wait = unverifiable.spend(source) {
+            count(route, status: 429, outcome: "unverifiable_over_budget")
+            let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+            throw APIError(.tooManyRequests, .rateLimited,
+                           "too many postbacks nobody can verify yet are arriving; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
         }
         let disposition: Disposition
         do {
@@ -58,15 +83,7 @@ struct Ingest: Sendable {
             count(route, status: 500, outcome: "storage_failed")
             throw APIError(.internalServerError, .storageUnavailable, "the postback could not be stored; retry later")
         }
-        if case .refuse(let problem) = decision {
-            context.logger.info("postback rejected", metadata: [
-                "outcome": "\(result.outcome.rawValue)", "reason": "\(problem.reason.rawValue)",
-                "dedup_key": "\(result.postback?.dedupKey ?? "-")",
-            ])
-            let status: HTTPResponse.Status = problem.reason.outcome == .verified ? .forbidden : .badRequest
-            count(route, status: status.code, outcome: problem.reason.rawValue)
-            throw APIError(status, problem.reason, problem.message)
-        }
+        if case .refuse = decision { return try refuse(intake, route: route, context: context) }
         context.logger.debug("postback stored", metadata: [
             "outcome": "\(result.outcome.rawValue)", "disposition": "\(disposition.rawValue)", "dedup_key": "\(result.postback?.dedupKey ?? "-")",
         ])
@@ -77,6 +94,18 @@ struct Ingest: Sendable {
         if let problem = result.problem { answer.set("reason", .string(problem.reason.rawValue)) }
         if let postback = result.postback { answer.set("dedup_key", .string(postback.dedupKey)) }
         return JSONResponse.make(answer)
+    }
+
+    /// Answers a refused postback: 403 when it is Apple's but the policy refuses it, else 400.
+    private func refuse(_ intake: Intake, route: Route, context: AppRequestContext) throws -> Response {
+        guard case .refuse(let problem) = intake.decision else { preconditionFailure("refuse called for an accepted postback") }
+        context.logger.info("postback rejected", metadata: [
+            "outcome": "\(intake.result.outcome.rawValue)", "reason": "\(problem.reason.rawValue)",
+            "dedup_key": "\(intake.result.postback?.dedupKey ?? "-")",
+        ])
+        let status: HTTPResponse.Status = problem.reason.outcome == .verified ? .forbidden : .badRequest
+        count(route, status: status.code, outcome: problem.reason.rawValue)
+        throw APIError(status, problem.reason, problem.message)
     }
 
     /// Rejected bodies not stored because their source spent its budget.

@@ -8,6 +8,8 @@ import Store
 enum PostbackRoutes {
     /// The longest identifier looked up: Apple's are UUIDs (36 characters).
     static let maximumIdentifier = 128
+    /// The most copies of a postback one answer lists.
+    static let maximumCopies = 1000
 
     static func add(to api: PrivateAPI, store: StoreDatabase, verifier: PostbackVerifier, appRules: AppPolicyRefresher) {
         api.read.get("intake") { request, context in
@@ -19,13 +21,15 @@ enum PostbackRoutes {
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
         api.read.get("postbacks/:identifier") { request, context in
-            try QueryParameters.refuseUnknown(request, allowed: [])
+            try QueryParameters.refuseUnknown(request, allowed: ["copies_after", "copies_limit"])
             let identifier = context.parameters.get("identifier") ?? ""
             guard !identifier.isEmpty, identifier.utf8.count <= maximumIdentifier else {
                 throw APIError(.badRequest, .badParameter, "identifier: must be a postback-identifier or transaction-id (at most \(maximumIdentifier) characters)")
             }
+            let after = try QueryParameters.after(request, what: "receipt", name: "copies_after")
+            let limit = try QueryParameters.limit(request, default: 100, name: "copies_limit", maximum: maximumCopies)
             // A key limited to apps sees only their postbacks; others are as if not stored.
-            let histories = try await store.ledger.history(identifier: identifier).filter { history in
+            let histories = try await store.ledger.history(identifier: identifier, copiesAfter: after, copies: limit).filter { history in
                 history.postback["advertised_item_id"]?.int64.map { context.grant?.covers(app: $0) ?? true } ?? false
             }
             guard !histories.isEmpty else {
@@ -61,6 +65,9 @@ enum PostbackRoutes {
             object.set("unsigned_changes", .object(changes(from: storedUnsigned, to: result.postback?.unsignedFields ?? JSONObject())))
             return .object(object)
         }))
+        document.set("copies_total", .number(String(history.copiesTotal)))
+        // The cursor for the next page of copies, while there are more than this answer lists.
+        document.set("next_copies_after", history.nextCopiesAfter.map { .number(String($0)) } ?? .null)
         document.set("events", .array(history.events.map { .object($0) }))
         return document
     }

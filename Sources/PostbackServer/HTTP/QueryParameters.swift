@@ -20,18 +20,18 @@ enum QueryParameters {
         return format
     }
 
-    /// `limit`: 1 to ``maximumPage`` rows, `defaultLimit` when absent.
-    static func limit(_ request: Request, default defaultLimit: Int) throws -> Int {
-        guard let limit = Int(request.uri.queryParameters.get("limit") ?? String(defaultLimit)), (1...maximumPage).contains(limit) else {
-            throw APIError(.badRequest, .badParameter, "limit: must be 1 to \(maximumPage)")
+    /// `limit` (or `name`): 1 to `maximum` rows, `defaultLimit` when absent.
+    static func limit(_ request: Request, default defaultLimit: Int, name: String = "limit", maximum: Int = maximumPage) throws -> Int {
+        guard let limit = Int(request.uri.queryParameters.get(name) ?? String(defaultLimit)), (1...maximum).contains(limit) else {
+            throw APIError(.badRequest, .badParameter, "\(name): must be 1 to \(maximum)")
         }
         return limit
     }
 
-    /// `after`: the id cursor of a paged listing, 0 when absent; `what` names the id in the message.
-    static func after(_ request: Request, what: String) throws -> Int64 {
-        guard let after = Int64(request.uri.queryParameters.get("after") ?? "0"), after >= 0 else {
-            throw APIError(.badRequest, .badParameter, "after: must be a \(what) id")
+    /// `after` (or `name`): the id cursor of a paged listing, 0 when absent; `what` names the id in the message.
+    static func after(_ request: Request, what: String, name: String = "after") throws -> Int64 {
+        guard let after = Int64(request.uri.queryParameters.get(name) ?? "0"), after >= 0 else {
+            throw APIError(.badRequest, .badParameter, "\(name): must be a \(what) id")
         }
         return after
     }

@@ -61,7 +61,10 @@ struct ServerApplication {
             appRules: appRules,
             writer: writer,
             bodyLimit: settings.bodyLimit,
-            rejectedBodies: SourceRateLimiter(rate: Double(settings.rejectedBodyBudget) / 60, burst: Double(settings.rejectedBodyBudget))
+            sources: settings.sources,
+            rejectedBodies: IntakeBudget(kind: "rejected_body", perSourcePerMinute: settings.rejectedBodyBudget, globalPerMinute: settings.rejectedGlobalBudget),
+            rejectedReceipts: IntakeBudget(kind: "rejected_receipt", perSourcePerMinute: settings.rejectedReceiptBudget, globalPerMinute: settings.rejectedReceiptBudget),
+            unverifiable: IntakeBudget(kind: "unverifiable", perSourcePerMinute: settings.unverifiableBudget, globalPerMinute: settings.unverifiableGlobalBudget)
         )
         // HEAD is answered wherever GET is (the same headers, no body).
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -84,7 +87,7 @@ struct ServerApplication {
             logger: logger
         )
         AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
-                                 limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst),
+                                 limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst), sources: settings.sources,
                                  maximumQueue: settings.adServicesMaximumQueue)
         // Names of Apple Ads campaigns, ad groups and keywords, read only when an API user is configured.
         let appleAdsNames: [any Service] = settings.appleAdsCredentials.map { credentials in
@@ -116,7 +119,8 @@ struct ServerApplication {
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         self.router = router
-        services = [writer, tokenExchange, appRules, RejectedBodyPruner(store: store, retention: settings.rejectedRetentionDays * 86_400, logger: logger),
+        services = [writer, tokenExchange, appRules, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
+                                                                    unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger),
                     Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames
     }
 
