@@ -124,7 +124,9 @@ extension AttributionRecord {
     static func text(_ object: JSONObject, _ key: String) throws -> String? {
         switch object[key] {
         case nil, .null?: return nil
-        case .string(let text)?: return text
+        case .string(let text)?:
+            guard !JSONText.hasControlCharacter(text) else { throw RecordProblem(field: key, message: "must not hold control characters") }
+            return text
         default: throw RecordProblem(field: key, message: "must be a string")
         }
     }

@@ -8,8 +8,14 @@ import JWS
 public enum IAdDictionary {
     /// Normalises a JSON object `{"Version3.1": {"iad-attribution": "true", ...}}`.
     public static func normalise(_ bytes: [UInt8]) -> Result<AttributionRecord, RecordProblem> {
-        guard let root = (try? JSONParser.parse(bytes, limits: .publicBody))?.object else {
-            return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
+        let root: JSONObject
+        do {
+            guard let object = try JSONParser.parse(bytes, limits: .publicBody).object else {
+                return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
+            }
+            root = object
+        } catch {
+            return .failure(RecordProblem(field: nil, message: "the body is not a JSON object: \(error.located(in: bytes))"))
         }
         let versions = root.members.filter { $0.key.hasPrefix("Version") }
         guard versions.count == 1, let inner = versions[0].value.object, root.members.count == 1 else {

@@ -48,8 +48,14 @@ public struct TokenSubmission: Sendable, Equatable {
     }
 
     static func parseJSON(_ bytes: [UInt8]) -> Result<TokenSubmission, RecordProblem> {
-        guard let object = (try? JSONParser.parse(bytes, limits: .publicBody))?.object else {
-            return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
+        let object: JSONObject
+        do {
+            guard let parsed = try JSONParser.parse(bytes, limits: .publicBody).object else {
+                return .failure(RecordProblem(field: nil, message: "the body is not a JSON object"))
+            }
+            object = parsed
+        } catch {
+            return .failure(RecordProblem(field: nil, message: "the body is not a JSON object: \(error.located(in: bytes))"))
         }
         let known: Set<String> = ["token", "app", "install-id", "token-created-at"]
         if let unknown = object.members.first(where: { !known.contains($0.key) }) {
@@ -62,8 +68,9 @@ public struct TokenSubmission: Sendable, Equatable {
         for (key, path) in [("app", \TokenSubmission.app), ("install-id", \TokenSubmission.installID)] {
             switch object[key] {
             case nil, .null?: break
-            case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= 256: submission[keyPath: path] = text
-            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 characters"))
+            case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= 256 && !JSONText.hasControlCharacter(text):
+                submission[keyPath: path] = text
+            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 characters without control characters"))
             }
         }
         switch object["token-created-at"] {

@@ -115,8 +115,8 @@ private struct Reader {
     }
 
     mutating func checkCurrency(_ currency: String, _ path: String) {
-        if currency.count != 3 || !currency.allSatisfy({ $0.isUppercase && $0.isASCII }) {
-            error(path, "must be a three-letter ISO 4217 code such as USD, got \"\(currency)\"")
+        if !CurrencyCode.isKnown(currency) {
+            error(path, "must be an ISO 4217 currency code in upper case such as USD, got \"\(currency)\"")
         }
     }
 

@@ -37,6 +37,7 @@ struct CLIFailure: Error, CustomStringConvertible {
 enum Main {
     static func main() async {
         do {
+            try FileModes.apply(ProcessInfo.processInfo.environment)
             var command = try Countersign.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -63,7 +63,7 @@ struct ServerSettings: Sendable {
     /// How peers are grouped into sources for the budgets and the public routes' rate limit.
     var sources = SourceGrouping()
     /// Forwarding rules at most.
-    var forwardMaxRules = 20
+    var forwardMaxRules = ForwardRule.defaultMaximumRules
     /// Whether `/metrics` needs an API key with the `metrics` scope.
     var metricsRequireKey = false
     /// When failed forwarding deliveries are tried again (first delay, doubling up to the maximum, with jitter).

@@ -60,8 +60,9 @@ public struct AppRegistry: Sendable {
         for network in entry.adNetworks where !isAdNetworkID(network) {
             throw Problem(field: "ad_networks", message: "each must be an ad network id such as example123.skadnetwork")
         }
-        if let currency = entry.currency, currency.count != 3 || !currency.allSatisfy({ $0.isASCII && $0.isUppercase }) {
-            throw Problem(field: "currency", message: "must be a three-letter ISO 4217 code such as USD")
+        guard entry.app >= 1 else { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
+        if let currency = entry.currency, !CurrencyCode.isKnown(currency) {
+            throw Problem(field: "currency", message: "must be an ISO 4217 currency code in upper case, such as USD or EUR")
         }
         if let zone = entry.timeZone, ReportTimeZone(identifier: zone) == nil {
             throw Problem(field: "time_zone", message: "must be an IANA time zone name such as Europe/Berlin")

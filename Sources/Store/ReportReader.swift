@@ -33,7 +33,9 @@ enum QueryParameter {
     }
 
     static func app(_ name: String, _ value: String) throws(Problem) -> Int64 {
-        guard let app = Int64(value), app >= 0 else { throw Problem(parameter: name, message: "must be a numeric App Store id") }
+        guard value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let app = Int64(value), app >= 1 else {
+            throw Problem(parameter: name, message: "must be a numeric App Store id")
+        }
         return app
     }
 
@@ -254,7 +256,7 @@ public struct ReportQuery: Sendable, Equatable {
                 guard let tier = Int(value), (0...3).contains(tier) else { throw fail("must be 0 to 3") }
                 query.tier = tier
             case "currency":
-                guard value.count == 3, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a three-letter ISO 4217 code such as USD") }
+                guard CurrencyCode.isKnown(value.uppercased()) else { throw fail("must be an ISO 4217 currency code such as USD") }
                 query.currency = value.uppercased()
             case "protocol": query.family = try QueryParameter.family(name, value)
             case "include_uncounted":

@@ -14,12 +14,15 @@ public struct StoreBackup: Sendable {
         case targetExists(String)
         /// The copy failed SQLite's integrity check.
         case damaged(String)
+        /// The file could not be written where asked.
+        case cannotWrite(String, reason: String)
 
         public var description: String {
             switch self {
             case .postgres: "backup copies SQLite databases; for PostgreSQL use pg_dump --format=custom or continuous archiving (docs/operations.md)"
             case .targetExists(let path): "\(path) exists; choose a new file name (a backup never overwrites anything)"
             case .damaged(let answer): "the copy failed SQLite's integrity check (\(answer)); it was removed"
+            case .cannotWrite(let path, let reason): "cannot write \(path): \(reason); choose a directory you can write to"
             }
         }
     }
@@ -36,7 +39,9 @@ public struct StoreBackup: Sendable {
     /// `PRAGMA integrity_check`, then renamed into place), calling `progress` with pages done and pages in all.
     public func write(to path: String, progress: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) throws -> Summary {
         guard let sqlite = engine as? SQLiteEngine else { throw Failure.postgres }
-        guard !FileManager.default.fileExists(atPath: path) else { throw Failure.targetExists(path) }
+        // lstat, not stat: a symbolic link is something at the path, even when it points nowhere.
+        var status = stat()
+        guard lstat(path, &status) != 0 else { throw Failure.targetExists(path) }
         let partial = path + ".partial"
         try? FileManager.default.removeItem(atPath: partial)
         do {
@@ -47,12 +52,17 @@ public struct StoreBackup: Sendable {
             }
             try target.close()
             guard check == "ok" else { throw Failure.damaged(check) }
-            try FileManager.default.moveItem(atPath: partial, toPath: path)
+            // A hard link never replaces what appeared at the path meanwhile (rename would).
+            guard link(partial, path) == 0 else {
+                throw errno == EEXIST ? Failure.targetExists(path) : Failure.cannotWrite(path, reason: String(cString: strerror(errno)))
+            }
+            unlink(partial)
             let bytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
             return Summary(bytes: bytes, postbacks: postbacks)
         } catch {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: partial + suffix) }
-            throw error
+            if error is Failure { throw error }
+            throw Failure.cannotWrite(path, reason: (error as? DatabaseError)?.message ?? "\(error)")
         }
     }
 }

@@ -45,6 +45,22 @@ def countersign(*arguments):
     return subprocess.run([BINARY, *arguments], check=True, capture_output=True, text=True).stdout
 
 
+FORGED_APP = "999000111"
+
+
+def forged_postback(app):
+    """An AdAttributionKit postback for `app` under a kid nobody pinned, with a made-up signature."""
+    def encode(data):
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+    header = encode(json.dumps({"kid": "forger/1", "alg": "ES256"}).encode())
+    payload = encode(json.dumps({
+        "impression-type": "app-impression", "ad-network-identifier": "example.adattributionkit", "source-identifier": "1234",
+        "advertised-item-identifier": int(app), "conversion-type": "download", "did-win": True, "postback-sequence-index": 0,
+        "postback-identifier": "5E1D1C4E-0000-4000-8000-00000000F0F0", "publisher-item-identifier": 1,
+    }).encode())
+    return json.dumps({"jws-string": f"{header}.{payload}.{encode(os.urandom(64))}", "ad-interaction-type": "click"}).encode()
+
+
 class Server:
     """A live `countersign serve` on a fresh SQLite file, with an API key, schemas, names and simulated traffic."""
 
@@ -83,6 +99,9 @@ class Server:
         # Signed with a key the server does not know: AAK ones are kept unverifiable, SKAN ones rejected as forged.
         countersign("simulate", "--count", "40", "--seed", "6", "--distinct", "--signing-key", f"{self.work}/stranger/private-key.pem",
                     "--kid", "unknown-key/7", "--url", self.url)
+        # A forgery naming an app nobody serves (anyone can sign with a kid nobody pinned): kept unverifiable, and it must
+        # not reach the dashboard's app suggestions.
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/postbacks", method="POST", data=forged_postback(FORGED_APP))).read()
         for _ in range(3):
             token = urllib.request.Request(f"{self.url}/v1/adservices/tokens", method="POST", data=base64.b64encode(os.urandom(120)),
                                            headers={"Content-Type": "text/plain"})
@@ -207,6 +226,10 @@ def main():
         check("," in shown or len(shown) <= 3, f"counts carry thousands separators: {shown!r}")
         check(not browser.console_errors(), f"console errors on the overview: {browser.console_errors()}")
         browser.screenshot("overview")
+
+        browser.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#apps option"))
+        suggested = {option.get_attribute("value") for option in driver.find_elements(By.CSS_SELECTOR, "#apps option")}
+        check(EUR_APP in suggested and FORGED_APP not in suggested, f"the app suggestions hold apps Apple signed for, never a forger's: {sorted(suggested)}")
 
         # A filter: the URL holds it, the numbers follow it.
         before = number(browser.tile("counted"))

@@ -47,6 +47,7 @@ import TestSupport
         "GET /v1/forwarding/status": .admin,
         "GET /v1/forwarding/entries": .admin,
         "POST /v1/forwarding/retry": .admin,
+        "POST /v1/forwarding/backfill": .admin,
         "GET /v1/adservices/records": .read,
         "GET /v1/adservices/jobs": .read,
         "GET /v1/adservices/report": .read,

@@ -169,13 +169,48 @@ import TestSupport
         #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "pending"))] == .number("0"))
     }
 
-    @Test(arguments: TestEngine.allCases) func removingARuleDropsItsUndeliveredEntries(engine: TestEngine) async throws {
+    @Test(arguments: TestEngine.allCases) func aRuleWithUndeliveredEntriesIsRemovedOnlyWhenTheyMayBeDropped(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.forwarding.set(ForwardRule(name: "gone", url: "http://127.0.0.1:1/g"))
         _ = try store.ledger.persist([intake(try aak("K")), intake(try aak("L"))])
-        #expect(try await store.forwarding.remove("gone") == 2)
-        #expect(try await store.forwarding.remove("gone") == nil)
+        await #expect(throws: ForwardingOutbox.Refusal.undeliveredEntries(2)) { try await store.forwarding.remove("gone", dropEntries: false) }
+        #expect(try await entries(store).count == 2)
+        #expect(try await store.forwarding.remove("gone", dropEntries: true) == 2)
+        #expect(try await store.forwarding.remove("gone", dropEntries: true) == nil)
         #expect(try await entries(store).isEmpty)
+        // A rule without entries goes without asking.
+        try await store.forwarding.set(ForwardRule(name: "empty", url: "http://127.0.0.1:1/e"))
+        #expect(try await store.forwarding.remove("empty", dropEntries: false) == 0)
+    }
+
+    @Test(arguments: TestEngine.allCases) func rulesAreLimitedInNumberAndEntries(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        for index in 0..<3 { try await store.forwarding.set(ForwardRule(name: "r\(index)", url: "http://127.0.0.1:1/\(index)"), maximumRules: 3) }
+        await #expect(throws: ForwardingOutbox.Refusal.tooManyRules(maximum: 3)) {
+            try await store.forwarding.set(ForwardRule(name: "r3", url: "http://127.0.0.1:1/3"), maximumRules: 3)
+        }
+        // Changing an existing rule is not adding one.
+        try await store.forwarding.set(ForwardRule(name: "r0", url: "http://127.0.0.1:1/changed", maximumEntries: 1000), maximumRules: 3)
+        for name in ["r1", "r2"] { _ = try await store.forwarding.remove(name, dropEntries: true) }
+        // r0 may hold 1000 entries: once it does, it is full and new postbacks are not queued for it.
+        _ = try store.ledger.persist((0..<1000).map { intake(try! aak("F-\($0)")) })
+        #expect(try await entries(store).count == 1000)
+        #expect(try await store.forwarding.checkCapacity().map(\.full) == [true])
+        #expect(try await store.forwarding.checkCapacity().isEmpty, "nothing changes while it stays full")
+        let before = Date()
+        _ = try store.ledger.persist((0..<5).map { intake(try! aak("G-\($0)")) })
+        #expect(try await entries(store).count == 1000)
+        let status = try await store.forwarding.status()
+        #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "full_since"))] != .null)
+        // Room again (the partner took some), then the backfill queues what was stored meanwhile, within the limit.
+        try await store.engine.write { db in _ = try db.execute("DELETE FROM forward_outbox WHERE id IN (SELECT id FROM forward_outbox ORDER BY id LIMIT 3)", []) }
+        #expect(try await store.forwarding.checkCapacity().map(\.full) == [false])
+        #expect(try await store.forwarding.backfill(partner: "r0", since: before) == 3)
+        // The three queued are postbacks stored while the rule was full.
+        let queued = Set(try await entries(store))
+        #expect((0..<5).filter { queued.contains("r0 aak:" + Mint.uuid("G-\($0)")) }.count == 3)
+        #expect(try await entries(store).count == 1000)
+        #expect(try await store.forwarding.backfill(partner: "nobody", since: before) == nil)
     }
 }
 

@@ -15,7 +15,7 @@ struct ForwardCommand: AsyncParsableCommand {
         dead letter. Running servers deliver; a rule applies to postbacks stored after it is set.
         Example: countersign forward set acme-mmp --url https://mmp.example/postbacks --ad-network example123.skadnetwork
         """,
-        subcommands: [SetRule.self, Rules.self, Remove.self, Status.self, Entries.self, Retry.self]
+        subcommands: [SetRule.self, Rules.self, Remove.self, Status.self, Entries.self, Retry.self, Backfill.self]
     )
 
     struct SetRule: AsyncParsableCommand {
@@ -30,11 +30,13 @@ struct ForwardCommand: AsyncParsableCommand {
         @Option(help: "Deliveries started a second at most, across every receiver (default 50).") var rate = 50.0
         @Option(name: .customLong("max-age"), help: "Seconds a postback is retried before it becomes a dead letter (default 777600, nine days).") var maximumAge = ForwardRule.defaultMaximumAge
         @Option(help: "Seconds one delivery may take (default 10).") var timeout = 10.0
+        @Option(name: .customLong("max-entries"), help: "Outbox entries the rule may hold; while full, new postbacks are not queued for it (default \(ForwardRule.defaultMaximumEntries)).") var maximumEntries = ForwardRule.defaultMaximumEntries
+        @Option(name: .customLong("max-rules"), help: "Refuse a new rule when this many exist (default \(ServerSettings().forwardMaxRules), as serve's --forward-max-rules).") var maximumRules = ServerSettings().forwardMaxRules
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
             var rule = ForwardRule(name: name, url: url, adNetwork: adNetwork, app: app, concurrency: concurrency, rate: rate,
-                                   maximumAge: maximumAge, timeout: timeout)
+                                   maximumAge: maximumAge, timeout: timeout, maximumEntries: maximumEntries)
             if let postbackProtocol {
                 guard let value = PostbackProtocol(rawValue: postbackProtocol) else { throw CLIFailure.usage("--protocol must be aak or skan") }
                 rule.postbackProtocol = value
@@ -45,9 +47,11 @@ struct ForwardCommand: AsyncParsableCommand {
             rule.environment = environment
             let store = try database.open(create: true)
             defer { store.close() }
-            do { try await store.forwarding.set(rule) } catch let problem as ForwardRule.Problem {
-                let flag = ["ad_network": "ad-network", "max_age": "max-age"][problem.field] ?? problem.field
+            do { try await store.forwarding.set(rule, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
+                let flag = ["ad_network": "ad-network", "max_age": "max-age", "max_entries": "max-entries"][problem.field] ?? problem.field
                 throw CLIFailure.usage("--\(flag): \(problem.message)")
+            } catch let refusal as ForwardingOutbox.Refusal {
+                throw CLIFailure.rejected(refusal.description.replacingOccurrences(of: "--forward-max-rules", with: "--max-rules"))
             }
             let stored = try await store.forwarding.rules().first { $0.name == name }
             print(JSONValue.object(stored?.json ?? rule.json).prettyPrinted)
@@ -66,17 +70,42 @@ struct ForwardCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a forwarding rule and its undelivered entries.")
+        static let configuration = CommandConfiguration(abstract: "Remove a forwarding rule; one with undelivered entries only with --drop-entries.")
         @Argument(help: "The rule's name.") var name: String
+        @Flag(name: .customLong("drop-entries"), help: "Also drop the entries not delivered yet (postbacks the partner will not get).") var dropEntries = false
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
             let store = try database.open()
             defer { store.close() }
-            guard let dropped = try await store.forwarding.remove(name) else {
+            let removed: Int?
+            do { removed = try await store.forwarding.remove(name, dropEntries: dropEntries) } catch let refusal as ForwardingOutbox.Refusal {
+                throw CLIFailure.rejected(refusal.description)
+            }
+            guard let dropped = removed else {
                 throw CLIFailure.rejected("no forwarding rule is named \(name); countersign forward rules lists them")
             }
             print("removed \(name) and \(dropped) undelivered entries")
+        }
+    }
+
+    struct Backfill: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Queue the stored, verified postbacks a rule matches that it has not queued: those stored while it was full, or before it existed.",
+            discussion: "Example: countersign forward backfill acme-mmp --since 2026-11-20 (forward status shows since when a rule is full)"
+        )
+        @Argument(help: "The rule's name.") var name: String
+        @Option(help: "Postbacks stored at or after this date or time (UTC unless it says otherwise).") var since: String
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            guard let start = Timestamp.parse(since) else { throw CLIFailure.usage("--since: must be a date or time such as 2026-11-20 or 2026-11-20T08:00:00Z") }
+            let store = try database.open()
+            defer { store.close() }
+            guard let queued = try await store.forwarding.backfill(partner: name, since: start) else {
+                throw CLIFailure.rejected("no forwarding rule is named \(name); countersign forward rules lists them")
+            }
+            print("\(queued) postbacks queued for \(name); running servers deliver them")
         }
     }
 

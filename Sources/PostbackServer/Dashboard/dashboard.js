@@ -51,10 +51,13 @@ async function fillSuggestions() {
     const networks = await api('ad-networks');
     const list = document.getElementById('ad-networks');
     list.replaceChildren(...(networks.ad_networks || []).map((row) => element('option', { value: row.ad_network_id, label: row.name })));
-    // Apps with postbacks, named from the app registry where it has them.
-    const [apps, registry] = await Promise.all([api('reports', { by: 'app', include_uncounted: 'true' }), api('apps').catch(() => ({ apps: [] }))]);
+    // Registered apps and apps with postbacks Apple signed (counted, or development), named from the app registry where
+    // it has them; never apps named only by postbacks nobody could verify, which anyone can send.
+    const [counted, development, registry] = await Promise.all([
+      api('reports', { by: 'app' }), api('reports', { by: 'app', environment: 'development' }), api('apps').catch(() => ({ apps: [] })),
+    ]);
     const names = new Map(registry.apps.map((entry) => [String(entry.app), entry.name]));
-    const ids = [...new Set([...apps.rows.map((row) => String(row.app)), ...names.keys()])].sort();
+    const ids = [...new Set([...counted.rows, ...development.rows].map((row) => String(row.app)).concat([...names.keys()]))].sort();
     document.getElementById('apps').replaceChildren(...ids.map((id) => element('option', { value: id, label: names.get(id) })));
   } catch {
     // Suggestions only help typing; the page itself reports any error.

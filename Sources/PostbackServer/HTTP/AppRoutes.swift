@@ -7,11 +7,13 @@ enum AppRoutes {
     static let maximumBodySize = 16 * 1024
 
     static func add(to api: PrivateAPI, store: StoreDatabase, appRules: AppPolicyRefresher) {
-        api.read.get("apps") { _, context in
+        api.read.get("apps") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let apps = try await store.apps.list().filter { context.grant?.covers(app: $0.app) ?? true }
             return JSONResponse.make(JSONObject([JSONMember(key: "apps", value: .array(apps.map { .object($0.json) }))]))
         }
         api.admin.put("apps/:app") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try NameRoutes.appParameter(context)
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let entry = try entry(app: app, body: Array(buffer: body))
@@ -22,7 +24,8 @@ enum AppRoutes {
             let stored = try await store.apps.list().first { $0.app == app }
             return JSONResponse.make(stored?.json ?? entry.json)
         }
-        api.admin.delete("apps/:app") { _, context in
+        api.admin.delete("apps/:app") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try NameRoutes.appParameter(context)
             guard try await store.apps.remove(app: app) else { throw APIError(.notFound, .appNotRegistered, "app \(app) is not in the registry") }
             try await appRules.registryChanged()

@@ -14,6 +14,7 @@ enum AppleAdsRoutes {
     static func addPublic(to router: Router<AppRequestContext>, store: StoreDatabase, tokenExchange: TokenExchangeRunner,
                           limiter: SourceRateLimiter, sources: SourceGrouping, maximumQueue: Int) {
         router.post("/v1/adservices/tokens") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             try limit(limiter, sources.source(of: context.remoteAddress))
             let bytes = try await collect(request)
             let submission: TokenSubmission
@@ -42,6 +43,7 @@ enum AppleAdsRoutes {
             ]))
         }
         router.post("/v1/iad/attribution") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: ["app", "install_id"])
             try limit(limiter, sources.source(of: context.remoteAddress))
             let bytes = try await collect(request)
             let record: AttributionRecord
@@ -50,6 +52,12 @@ enum AppleAdsRoutes {
             case .failure(let problem): throw APIError(.badRequest, .invalidIAdDictionary, problem.description)
             }
             let parameters = request.uri.queryParameters
+            if let app = parameters.get("app"), NameRoutes.appID(app) == nil {
+                throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id, such as 1108187390")
+            }
+            if let installID = parameters.get("install_id"), installID.isEmpty || installID.unicodeScalars.count > 256 {
+                throw APIError(.badRequest, .badParameter, "install_id: must be 1 to 256 characters")
+            }
             let stored: StoredAttribution
             do {
                 stored = try await store.attributions.storeClientReported(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import JWS
 import Postback
@@ -8,7 +9,7 @@ import Store
 enum ForwardingRoutes {
     static let maximumBodySize = 16 * 1024
 
-    static func add(to api: PrivateAPI, store: StoreDatabase) {
+    static func add(to api: PrivateAPI, store: StoreDatabase, maximumRules: Int) {
         api.admin.get("forwarding/rules") { request, context in
             try context.requireEveryApp("forwarding")
             try QueryParameters.refuseUnknown(request, allowed: [])
@@ -17,19 +18,28 @@ enum ForwardingRoutes {
         }
         api.admin.put("forwarding/rules/:name") { request, context in
             try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let name = context.parameters.get("name") ?? ""
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let rule = try rule(name: name, body: Array(buffer: body))
-            do { try await store.forwarding.set(rule) } catch let problem as ForwardRule.Problem {
+            do { try await store.forwarding.set(rule, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
                 throw APIError(.badRequest, .badParameter, problem.description)
+            } catch let refusal as ForwardingOutbox.Refusal {
+                throw APIError(.conflict, .forwardRuleLimit, refusal.description)
             }
             let stored = try await store.forwarding.rules().first { $0.name == name }
             return JSONResponse.make(stored?.json ?? rule.json)
         }
-        api.admin.delete("forwarding/rules/:name") { _, context in
+        api.admin.delete("forwarding/rules/:name") { request, context in
             try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: ["drop_entries"])
             let name = context.parameters.get("name") ?? ""
-            guard let dropped = try await store.forwarding.remove(name) else {
+            let drop = try QueryParameters.flag(request, "drop_entries")
+            let removed: Int?
+            do { removed = try await store.forwarding.remove(name, dropEntries: drop) } catch let refusal as ForwardingOutbox.Refusal {
+                throw APIError(.conflict, .forwardRuleHasEntries, refusal.description)
+            }
+            guard let dropped = removed else {
                 throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(name); GET /v1/forwarding/rules lists them")
             }
             return JSONResponse.make(JSONObject([
@@ -54,8 +64,19 @@ enum ForwardingRoutes {
             let entries = try await store.forwarding.entries(state: state, partner: request.uri.queryParameters.get("partner"), limit: limit)
             return JSONResponse.make(text: format.render(entries), contentType: format.contentType)
         }
+        api.admin.post("forwarding/backfill") { request, context in
+            try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: [])
+            let body = try await RequestBody.collect(request, limit: maximumBodySize)
+            let (partner, since) = try backfillSelection(Array(buffer: body))
+            guard let queued = try await store.forwarding.backfill(partner: partner, since: since) else {
+                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(partner); GET /v1/forwarding/rules lists them")
+            }
+            return JSONResponse.make(JSONObject([JSONMember(key: "queued", value: .number(String(queued)))]))
+        }
         api.admin.post("forwarding/retry") { request, context in
             try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let (partner, ids) = try retrySelection(Array(buffer: body))
             guard let retried = try await store.forwarding.retry(partner: partner, ids: ids) else {
@@ -92,12 +113,26 @@ enum ForwardingRoutes {
         return (partner, ids)
     }
 
+    /// The body of `POST /v1/forwarding/backfill`: `{"partner": "acme-mmp", "since": "2026-11-20T00:00:00Z"}`.
+    static func backfillSelection(_ body: [UInt8]) throws -> (partner: String, since: Date) {
+        let usage = #"the body must be a JSON object such as {"partner": "acme-mmp", "since": "2026-11-20T00:00:00Z"}"#
+        guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
+        for member in object.members where !["partner", "since"].contains(member.key) {
+            throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
+        }
+        guard let partner = object["partner"]?.string else { throw APIError(.badRequest, .badParameter, "partner: required; \(usage)") }
+        guard let text = object["since"]?.string, let since = Timestamp.parse(text) else {
+            throw APIError(.badRequest, .badParameter, "since: required, a date or time such as 2026-11-20 or 2026-11-20T08:00:00Z")
+        }
+        return (partner, since)
+    }
+
     /// The body `{"url": ..., "ad_network": ..., "app": ..., "protocol": "aak"|"skan", "environment": ..., "concurrency": n,
     /// "rate": n, "max_age": seconds, "timeout": seconds}`; only `url` is required.
     static func rule(name: String, body: [UInt8]) throws -> ForwardRule {
-        let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10}"#
+        let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10, "max_entries": 1000000}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
-        let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout"]
+        let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout", "max_entries"]
         for member in object.members where !known.contains(member.key) {
             throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
         }
@@ -140,6 +175,12 @@ enum ForwardingRoutes {
         rule.rate = try number("rate") ?? rule.rate
         rule.maximumAge = try number("max_age") ?? rule.maximumAge
         rule.timeout = try number("timeout") ?? rule.timeout
+        if let value = present("max_entries") {
+            guard let entries = value.wholeNumber, abs(entries) < 1 << 40 else {
+                throw APIError(.badRequest, .badParameter, "max_entries: must be a whole number")
+            }
+            rule.maximumEntries = Int(entries)
+        }
         return rule
     }
 }

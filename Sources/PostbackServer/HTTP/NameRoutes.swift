@@ -9,7 +9,8 @@ enum NameRoutes {
     static let maximumBodySize = 4096
 
     static func add(to api: PrivateAPI, store: StoreDatabase) {
-        api.read.get("ad-networks") { _, _ in
+        api.read.get("ad-networks") { request, _ in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let named = try await store.names.adNetworks()
             var rows = named.map { entry in
                 JSONValue.object(JSONObject([
@@ -26,13 +27,15 @@ enum NameRoutes {
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_networks", value: .array(rows))]))
         }
         api.schemas.put("ad-networks/:network") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             let name = try await nameBody(request)
             try await checked { try await store.names.setAdNetwork(network, name: name) }
             return JSONResponse.make(JSONObject([JSONMember(key: "ad_network_id", value: .string(network)), JSONMember(key: "name", value: .string(name))]))
         }
-        api.schemas.delete("ad-networks/:network") { _, context in
+        api.schemas.delete("ad-networks/:network") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             try context.requireEveryApp("the ad-network registry")
             let network = context.parameters.get("network") ?? ""
             guard try await store.names.removeAdNetwork(network) else {
@@ -40,7 +43,8 @@ enum NameRoutes {
             }
             return Response(status: .noContent)
         }
-        api.read.get("names/:app") { _, context in
+        api.read.get("names/:app") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try appParameter(context)
             let names = try await store.names.sourceNames(app: app)
             return JSONResponse.make(JSONObject([JSONMember(key: "names", value: .array(names.map { entry in
@@ -52,6 +56,7 @@ enum NameRoutes {
             }))]))
         }
         api.schemas.put("names/:app/:network/:level/:digits") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let (app, network, level, digits) = try sourceParameters(context)
             let name = try await nameBody(request)
             try await checked { try await store.names.setSourceName(app: app, adNetwork: network, level: level, digits: digits, name: name) }
@@ -61,7 +66,8 @@ enum NameRoutes {
                 JSONMember(key: "name", value: .string(name)),
             ]))
         }
-        api.schemas.delete("names/:app/:network/:level/:digits") { _, context in
+        api.schemas.delete("names/:app/:network/:level/:digits") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let (app, network, level, digits) = try sourceParameters(context)
             guard try await store.names.removeSourceName(app: app, adNetwork: network, level: level, digits: digits) else {
                 throw APIError(.notFound, .nameNotFound, "app \(app) has no \(level.rawValue) name for \(digits) on \(network)")
@@ -91,10 +97,16 @@ enum NameRoutes {
     }
 
     static func appParameter(_ context: AppRequestContext) throws -> Int64 {
-        guard let text = context.parameters.get("app"), let app = Int64(text), app >= 0, text.allSatisfy(\.isNumber) else {
+        guard let app = context.parameters.get("app").flatMap(appID) else {
             throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/names/1108187390")
         }
         try context.requireApp(app)
+        return app
+    }
+
+    /// An App Store id written as ASCII digits: 1 or more, within 64 bits.
+    static func appID(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let app = Int64(text), app >= 1 else { return nil }
         return app
     }
 

@@ -28,6 +28,15 @@ enum QueryParameters {
         return limit
     }
 
+    /// A `true`/`false` parameter, false when absent.
+    static func flag(_ request: Request, _ name: String) throws -> Bool {
+        guard let value = request.uri.queryParameters.get(name) else { return false }
+        guard let flag = ["true": true, "false": false, "1": true, "0": false][value] else {
+            throw APIError(.badRequest, .badParameter, "\(name): must be true or false")
+        }
+        return flag
+    }
+
     /// `after` (or `name`): the id cursor of a paged listing, 0 when absent; `what` names the id in the message.
     static func after(_ request: Request, what: String, name: String = "after") throws -> Int64 {
         guard let after = Int64(request.uri.queryParameters.get(name) ?? "0"), after >= 0 else {

@@ -1,6 +1,7 @@
 import Hummingbird
 import JWS
 import NIOCore
+import NIOHTTP1
 
 /// Reads a request body up to a limit: a declared `Content-Length` above it is refused before a byte is read, and the
 /// connection is closed after the 413 so the rest is never read either.
@@ -14,6 +15,9 @@ enum RequestBody {
             return try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw APIError.tooLarge(limit: limit)
+        } catch is HTTPParserError {
+            throw APIError(.badRequest, .malformedRequest, "the request body is not well-formed (its chunked framing or length is broken)",
+                           headers: [.connection: "close"])
         }
     }
 }

@@ -9,6 +9,7 @@ enum SchemaRoutes {
 
     static func add(to api: PrivateAPI, store: StoreDatabase) {
         api.schemas.put("schemas/:app") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try appParameter(context)
             let body = try await RequestBody.collect(request, limit: maximumSchemaSize)
             switch try await store.schemas.put(app: app, document: Array(buffer: body)) {
@@ -27,7 +28,8 @@ enum SchemaRoutes {
                 ]))
             }
         }
-        api.read.get("schemas/:app") { _, context in
+        api.read.get("schemas/:app") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try appParameter(context)
             guard let stored = try await store.schemas.document(app: app) else {
                 throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")
@@ -39,10 +41,10 @@ enum SchemaRoutes {
     }
 
     static func appParameter(_ context: AppRequestContext) throws -> String {
-        guard let app = context.parameters.get("app"), !app.isEmpty, app.allSatisfy(\.isNumber) else {
+        guard let app = context.parameters.get("app"), let id = NameRoutes.appID(app) else {
             throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/schemas/1108187390")
         }
-        try context.requireApp(Int64(app))
+        try context.requireApp(id)
         return app
     }
 

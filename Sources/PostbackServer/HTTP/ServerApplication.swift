@@ -69,6 +69,7 @@ struct ServerApplication {
         // HEAD is answered wherever GET is (the same headers, no body).
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ShutdownMiddleware())
+        router.add(middleware: RequestTextMiddleware())
         // The trie router matches a path with or without its trailing slash.
         for (path, route) in Self.postbackRoutes {
             router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
@@ -79,7 +80,7 @@ struct ServerApplication {
         NameRoutes.add(to: privateAPI, store: store)
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
-        ForwardingRoutes.add(to: privateAPI, store: store)
+        ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         let tokenExchange = TokenExchangeRunner(
             store: store,
@@ -100,8 +101,12 @@ struct ServerApplication {
             )]
         } ?? []
         DashboardRoutes.add(to: router, chartLibrary: settings.chartLibrary)
-        router.get("/healthz") { _, _ in JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))])) }
-        router.get("/readyz") { _, _ in
+        router.get("/healthz") { request, _ in
+            try QueryParameters.refuseUnknown(request, allowed: [])
+            return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ok"))]))
+        }
+        router.get("/readyz") { request, _ in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             do {
                 try await store.checkReadable()
             } catch {
@@ -114,6 +119,7 @@ struct ServerApplication {
             return JSONResponse.make(JSONObject([JSONMember(key: "status", value: .string("ready"))]))
         }
         router.get("/metrics") { [metricsRequireKey = settings.metricsRequireKey] request, _ in
+            try QueryParameters.refuseUnknown(request, allowed: [])
             if metricsRequireKey { _ = try await RequireScope.authorize(request, store: store, scope: .metrics) }
             return JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
         }
@@ -133,7 +139,7 @@ struct ServerApplication {
         return Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout)],
+                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout), MalformedRequestHandler()],
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),

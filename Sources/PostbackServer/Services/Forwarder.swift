@@ -132,8 +132,26 @@ final class Forwarder: Service, Sendable {
         return ("network", text)
     }
 
-    /// Sets `countersign_forward_pending` and `countersign_forward_dead` per partner.
+    /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_pending`,
+    /// `countersign_forward_dead` and `countersign_forward_full` per partner.
     private func updateGauges() async {
+        do {
+            for change in try await store.forwarding.checkCapacity() {
+                Gauge(label: "countersign_forward_full", dimensions: [("partner", change.partner)]).record(change.full ? 1 : 0)
+                if change.full {
+                    logger.warning("a forwarding rule is full: new postbacks are not queued for it until it has room", metadata: [
+                        "partner": "\(change.partner)", "entries": "\(change.entries)",
+                        "then": "countersign forward backfill \(change.partner) --since \(change.fullSince ?? "")",
+                    ])
+                } else {
+                    logger.notice("a forwarding rule has room again; backfill what it missed", metadata: [
+                        "partner": "\(change.partner)", "run": "countersign forward backfill \(change.partner) --since \(change.fullSince ?? "")",
+                    ])
+                }
+            }
+        } catch {
+            logger.error("cannot check the forwarding rules' limits", metadata: ["error": "\(error)"])
+        }
         guard let status = try? await store.forwarding.status() else { return }
         guard let partner = status.columns.firstIndex(of: "partner"), let pending = status.columns.firstIndex(of: "pending"),
               let dead = status.columns.firstIndex(of: "dead") else { return }

@@ -35,16 +35,24 @@ public struct ForwardRule: Sendable, Equatable {
     public var maximumAge: TimeInterval
     /// How long one delivery may take.
     public var timeout: TimeInterval
+    /// Outbox entries (pending and dead) the rule may hold; while it holds that many, new postbacks are not queued for
+    /// it (``ForwardingOutbox/backfill(partner:since:now:)`` queues them once it has room).
+    public var maximumEntries: Int
     /// When the rule was last set (ISO 8601 UTC); empty before it is stored.
     public var updatedAt: String
 
     /// Nine days, as long as Apple's own devices retry a postback.
     public static let defaultMaximumAge: TimeInterval = 9 * 86_400
+    /// Rules at most unless the operator says otherwise: each rule costs every verified postback an outbox row.
+    public static let defaultMaximumRules = 20
+    /// A million entries: nine days of a partner down at more than one postback a second, about 100 MB of outbox.
+    public static let defaultMaximumEntries = 1_000_000
 
     /// Creates a rule; the defaults are the documented ones.
     public init(name: String, url: String, adNetwork: String? = nil, app: Int64? = nil, postbackProtocol: PostbackProtocol? = nil,
                 environment: Environment = .production, concurrency: Int = 4, rate: Double = 50,
-                maximumAge: TimeInterval = ForwardRule.defaultMaximumAge, timeout: TimeInterval = 10, updatedAt: String = "") {
+                maximumAge: TimeInterval = ForwardRule.defaultMaximumAge, timeout: TimeInterval = 10,
+                maximumEntries: Int = ForwardRule.defaultMaximumEntries, updatedAt: String = "") {
         self.name = name
         self.url = url
         self.adNetwork = adNetwork
@@ -55,6 +63,7 @@ public struct ForwardRule: Sendable, Equatable {
         self.rate = rate
         self.maximumAge = maximumAge
         self.timeout = timeout
+        self.maximumEntries = maximumEntries
         self.updatedAt = updatedAt
     }
 
@@ -71,10 +80,13 @@ public struct ForwardRule: Sendable, Equatable {
         guard (1...64).contains(rule.name.count), rule.name.allSatisfy(nameCharacters.contains) else {
             throw Problem(field: "name", message: "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-', such as acme-mmp")
         }
-        guard rule.url.utf8.count <= 2000, let components = URLComponents(string: rule.url),
+        // Printable ASCII only (no space, CR, LF or NUL: the URL goes into a request line), a known scheme, a host, a
+        // port within 1 to 65535 when given, no credentials or fragment.
+        guard rule.url.utf8.count <= 2000, rule.url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), let components = URLComponents(string: rule.url),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty, components.user == nil, components.fragment == nil else {
-            throw Problem(field: "url", message: "must be an absolute http or https URL without credentials or fragment, such as https://partner.example/postbacks")
+              let host = components.host, !host.isEmpty, components.user == nil, components.password == nil, components.fragment == nil,
+              Self.portIsValid(rule.url, components) else {
+            throw Problem(field: "url", message: "must be an absolute http or https URL of printable ASCII, with a port from 1 to 65535 if any, without credentials or fragment, such as https://partner.example/postbacks")
         }
         if let network = rule.adNetwork, !isAdNetworkID(network) {
             throw Problem(field: "ad_network", message: "must be a lowercase ad network id such as example123.skadnetwork")
@@ -90,6 +102,19 @@ public struct ForwardRule: Sendable, Equatable {
         guard rule.timeout.isFinite, rule.timeout >= 0.1, rule.timeout <= 300 else {
             throw Problem(field: "timeout", message: "must be 0.1 to 300 seconds")
         }
+        guard (1000...100_000_000).contains(rule.maximumEntries) else {
+            throw Problem(field: "max_entries", message: "must be 1000 to 100000000 outbox entries (default 1000000)")
+        }
+    }
+
+    /// The URL's port, when it names one, is 1 to 65535 (Foundation reads `:99999` as a port).
+    private static func portIsValid(_ url: String, _ components: URLComponents) -> Bool {
+        guard let port = components.port else {
+            // `host:` with no digits, or digits Foundation could not read as a port.
+            let authority = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+            return !authority.contains(":") || authority.hasPrefix("[") && !authority.contains("]:")
+        }
+        return (1...65535).contains(port)
     }
 
     /// The rule as JSON, as the CLI and the API show it.
@@ -108,6 +133,7 @@ public struct ForwardRule: Sendable, Equatable {
             JSONMember(key: "rate", value: number(rate)),
             JSONMember(key: "max_age", value: number(maximumAge)),
             JSONMember(key: "timeout", value: number(timeout)),
+            JSONMember(key: "max_entries", value: .number(String(maximumEntries))),
             JSONMember(key: "updated_at", value: .string(updatedAt)),
         ])
     }

@@ -40,41 +40,121 @@ public struct ForwardingOutbox: Sendable {
 
     // MARK: Rules
 
-    /// Adds or replaces `rule`; it applies to postbacks stored from now on.
-    public func set(_ rule: ForwardRule) async throws {
+    /// What a change to the rules could not do.
+    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        /// A new rule beyond the most rules allowed.
+        case tooManyRules(maximum: Int)
+        /// The rule still holds undelivered entries (pending or dead) and they were not to be dropped.
+        case undeliveredEntries(Int)
+
+        public var description: String {
+            switch self {
+            case .tooManyRules(let maximum): "there are \(maximum) forwarding rules, the most allowed; remove one, or raise --forward-max-rules"
+            case .undeliveredEntries(let count): "the rule holds \(count) undelivered entries; deliver or retry them first, or remove it with drop_entries=true (CLI: --drop-entries)"
+            }
+        }
+    }
+
+    /// Adds or replaces `rule`; it applies to postbacks stored from now on. A new rule is refused when `maximumRules`
+    /// rules exist (each rule costs every verified postback an outbox row).
+    public func set(_ rule: ForwardRule, maximumRules: Int = ForwardRule.defaultMaximumRules) async throws {
         try ForwardRule.check(rule)
         let now = Timestamp.format(Date())
         try await engine.write { db in
+            let count = try db.value("SELECT count(*) FROM forward_rules WHERE name <> ?", [rule.name], as: Int.self) ?? 0
+            guard count < maximumRules else { throw Refusal.tooManyRules(maximum: maximumRules) }
             _ = try db.execute("""
-                INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET url = excluded.url, ad_network_id = excluded.ad_network_id, app = excluded.app,
                     protocol = excluded.protocol, environment = excluded.environment, concurrency = excluded.concurrency,
-                    rate = excluded.rate, max_age = excluded.max_age, timeout = excluded.timeout, updated_at = excluded.updated_at
+                    rate = excluded.rate, max_age = excluded.max_age, timeout = excluded.timeout, max_entries = excluded.max_entries,
+                    updated_at = excluded.updated_at
                 """, [rule.name, rule.url, rule.adNetwork, rule.app, rule.postbackProtocol?.rawValue, rule.environment.rawValue,
-                      rule.concurrency, rule.rate, rule.maximumAge, rule.timeout, now])
+                      rule.concurrency, rule.rate, rule.maximumAge, rule.timeout, rule.maximumEntries, now])
         }
     }
 
     /// Every rule, by name.
     public func rules() async throws -> [ForwardRule] {
         try await engine.read { db in
-            try db.rows("SELECT name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, updated_at FROM forward_rules ORDER BY name", []).map { row in
+            try db.rows("SELECT name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, updated_at FROM forward_rules ORDER BY name", []).map { row in
                 ForwardRule(name: try row.get("name"), url: try row.get("url"), adNetwork: try row.get("ad_network_id"), app: try row.get("app"),
                             postbackProtocol: (try row.get("protocol", as: String?.self)).flatMap(PostbackProtocol.init(rawValue:)),
                             environment: ForwardRule.Environment(rawValue: try row.get("environment")) ?? .production,
                             concurrency: try row.get("concurrency"), rate: try row.get("rate"), maximumAge: try row.get("max_age"),
-                            timeout: try row.get("timeout"), updatedAt: try row.get("updated_at"))
+                            timeout: try row.get("timeout"), maximumEntries: try row.get("max_entries"), updatedAt: try row.get("updated_at"))
             }
         }
     }
 
-    /// Removes the rule `name` and its undelivered entries; returns how many entries went with it, or nil when there is
-    /// no such rule.
-    public func remove(_ name: String) async throws -> Int? {
+    /// Removes the rule `name`; returns how many undelivered entries went with it, or nil when there is no such rule.
+    /// A rule with undelivered entries is removed only with `dropEntries` (each is a postback a partner has not got).
+    public func remove(_ name: String, dropEntries: Bool) async throws -> Int? {
         try await engine.write { db in
-            guard try db.execute("DELETE FROM forward_rules WHERE name = ?", [name]) > 0 else { return nil }
+            guard try db.row("SELECT 1 FROM forward_rules WHERE name = ?", [name]) != nil else { return nil }
+            let entries = try db.value("SELECT count(*) FROM forward_outbox WHERE partner = ?", [name], as: Int.self) ?? 0
+            guard entries == 0 || dropEntries else { throw Refusal.undeliveredEntries(entries) }
+            try db.execute("DELETE FROM forward_rules WHERE name = ?", [name])
             return try db.execute("DELETE FROM forward_outbox WHERE partner = ?", [name])
+        }
+    }
+
+    /// A rule that filled up or found room again.
+    public struct CapacityChange: Sendable, Equatable {
+        public let partner: String
+        /// Whether it is full now.
+        public let full: Bool
+        /// Entries it holds.
+        public let entries: Int
+        /// Since when it is, or was, full.
+        public let fullSince: String?
+    }
+
+    /// Marks the rules that hold `max_entries` entries full (new postbacks are not queued for them) and those with room
+    /// again not full; returns what changed. A count over the outbox, run by the forwarder every few seconds.
+    public func checkCapacity(now: Date = Date()) async throws -> [CapacityChange] {
+        let rows = try await engine.read { db in
+            try db.rows("""
+                SELECT r.name, r.max_entries, r.is_full, r.full_since, (SELECT count(*) FROM forward_outbox o WHERE o.partner = r.name) AS entries
+                FROM forward_rules r ORDER BY r.name
+                """, [])
+        }
+        var changes: [CapacityChange] = []
+        for row in rows {
+            let (name, maximum, full, entries) = (try row.get("name", as: String.self), try row.get("max_entries", as: Int.self),
+                                                  try row.get("is_full", as: Bool.self), try row.get("entries", as: Int.self))
+            guard full != (entries >= maximum) else { continue }
+            let since = full ? try row.get("full_since", as: String?.self) : Timestamp.format(now)
+            try await engine.write { db in
+                if full {
+                    try db.execute("UPDATE forward_rules SET is_full = 0 WHERE name = ?", [name])
+                } else {
+                    try db.execute("UPDATE forward_rules SET is_full = 1, full_since = ? WHERE name = ?", [since, name])
+                }
+            }
+            changes.append(CapacityChange(partner: name, full: !full, entries: entries, fullSince: since))
+        }
+        return changes
+    }
+
+    /// Queues for the rule `partner` the verified postbacks it matches that were stored at or after `since` and are not
+    /// queued for it yet, oldest first, as many as its `max_entries` leaves room for; returns how many, or nil when no
+    /// rule is named `partner`. For postbacks stored while the rule was full (or before it existed).
+    public func backfill(partner: String, since: Date, now: Date = Date()) async throws -> Int? {
+        try await engine.write { db in
+            guard let rule = try db.row("SELECT max_entries, (SELECT count(*) FROM forward_outbox o WHERE o.partner = ?) AS entries FROM forward_rules WHERE name = ?",
+                                        [partner, partner]) else { return nil }
+            let room = try rule.get("max_entries", as: Int.self) - rule.get("entries", as: Int.self)
+            guard room > 0 else { return 0 }
+            return try db.execute("""
+                INSERT INTO forward_outbox (partner, postback_id, created_at, deadline, next_attempt_at)
+                SELECT r.name, p.id, ?, ? + r.max_age, ? FROM postbacks p JOIN forward_rules r ON \(Self.matches(row: "p"))
+                WHERE r.name = ? AND p.received_at >= ?
+                    AND NOT EXISTS (SELECT 1 FROM forward_outbox o WHERE o.partner = r.name AND o.postback_id = p.id)
+                ORDER BY p.id LIMIT ?
+                ON CONFLICT (partner, postback_id) DO NOTHING
+                """, Self.insertArguments(now: now) + [partner, Timestamp.format(since), room])
         }
     }
 
@@ -90,14 +170,16 @@ public struct ForwardingOutbox: Sendable {
         """
     }
 
-    /// The entries for the rows of `source` (a table or a `WITH` part with the postbacks' columns, named `p`):
+    /// The entries for the rows of `source` (a table or a `WITH` part with the postbacks' columns, named `p`), for every
+    /// matching rule that is not full:
     /// arguments are the creation time (text) and now (epoch seconds) twice. `castArguments` casts them, as a prepared
     /// PostgreSQL statement needs (``StatementReuse/prepared``).
     static func insertSQL(from source: String, where condition: String, castArguments: Bool = false) -> String {
         let (text, seconds) = castArguments ? ("?::text", "?::float8") : ("?", "?")
         return """
         INSERT INTO forward_outbox (partner, postback_id, created_at, deadline, next_attempt_at)
-        SELECT r.name, p.id, \(text), \(seconds) + r.max_age, \(seconds) FROM \(source) p JOIN forward_rules r ON \(matches(row: "p")) WHERE \(condition)
+        SELECT r.name, p.id, \(text), \(seconds) + r.max_age, \(seconds) FROM \(source) p JOIN forward_rules r ON \(matches(row: "p")) AND r.is_full = 0
+        WHERE \(condition)
         ON CONFLICT (partner, postback_id) DO NOTHING
         """
     }
@@ -216,10 +298,11 @@ public struct ForwardingOutbox: Sendable {
     // MARK: Operators
 
     /// One row per rule: its URL, entries pending (and of those in flight), dead letters, deliveries made, the oldest
-    /// pending entry, the next attempt, the last delivery and the last failure.
+    /// pending entry, the next attempt, the last delivery and the last failure, the entries it may hold, and since when
+    /// it is full (null while it has room).
     public func status(now: Date = Date()) async throws -> ReportTable {
         let columns = ["partner", "url", "pending", "in_flight", "dead", "delivered", "oldest_pending", "next_attempt_at", "last_delivered_at",
-                       "last_answer", "last_error"]
+                       "last_answer", "last_error", "max_entries", "full_since"]
         let moment = now.timeIntervalSince1970
         let rows = try await engine.read { db in
             try db.rows("""
@@ -232,7 +315,8 @@ public struct ForwardingOutbox: Sendable {
                        (SELECT \(db.dialect.isoTime(epochSeconds: "min(o.next_attempt_at)")) FROM forward_outbox o WHERE o.partner = r.name AND o.state = 'pending'),
                        r.last_delivered_at,
                        (SELECT o.last_answer FROM forward_outbox o WHERE o.partner = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1),
-                       (SELECT o.last_error FROM forward_outbox o WHERE o.partner = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1)
+                       (SELECT o.last_error FROM forward_outbox o WHERE o.partner = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1),
+                       r.max_entries, CASE WHEN r.is_full = 1 THEN r.full_since END
                 FROM forward_rules r ORDER BY r.name
                 """, [moment]).map { $0.values.map(ReportTable.cell) }
         }

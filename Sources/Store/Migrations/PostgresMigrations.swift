@@ -462,6 +462,14 @@ enum PostgresMigrations {
                 RETURN QUERY SELECT s.app, max(s.revision) FROM schemas s GROUP BY s.app;
             END $$;
             """),
+        // A rule holds at most `max_entries` outbox entries (pending and dead); while it is full (`is_full`, since
+        // `full_since`) new postbacks are not queued for it, and `forward backfill` queues them once it has room.
+        // Frozen text.
+        ("v10-forwarding-limits", """
+            ALTER TABLE forward_rules ADD COLUMN max_entries bigint NOT NULL DEFAULT 1000000;
+            ALTER TABLE forward_rules ADD COLUMN is_full integer NOT NULL DEFAULT 0;
+            ALTER TABLE forward_rules ADD COLUMN full_since text;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -584,6 +584,16 @@ enum SQLiteMigrations {
                 CREATE INDEX forward_outbox_dead ON forward_outbox(partner, id) WHERE state = 'dead';
                 """)
         }
+        migrator.registerMigration("v17-forwarding-limits") { db in
+            // A rule holds at most `max_entries` outbox entries (pending and dead); while it is full (`is_full`, since
+            // `full_since`) new postbacks are not queued for it, and `forward backfill` queues them once it has room.
+            // Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE forward_rules ADD COLUMN max_entries INTEGER NOT NULL DEFAULT 1000000;
+                ALTER TABLE forward_rules ADD COLUMN is_full INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE forward_rules ADD COLUMN full_since TEXT;
+                """)
+        }
         return migrator
     }
 }
