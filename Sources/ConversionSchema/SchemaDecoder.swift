@@ -76,7 +76,8 @@ public enum SchemaDecoder {
     public static func decode(_ schema: ConversionSchema, postback: Postback, receivedAt: Date) -> Result<DecodedConversion, DecodeFailure> {
         guard let conversionClass = postback.conversionType.conversionClass else { return .failure(.unknownConversionType) }
         return decode(schema, conversionClass: conversionClass, window: postback.postbackSequenceIndex, fine: postback.conversionValue,
-                      coarse: postback.coarseConversionValue?.level, sourceIdentifier: postback.sourceIdentifier,
+                      // SKAdNetwork before 4.0 signs a campaign-id instead of a source-identifier: its digits name the campaign.
+                      coarse: postback.coarseConversionValue?.level, sourceIdentifier: postback.sourceDigits,
                       adNetwork: postback.adNetworkID, at: receivedAt)
     }
 

@@ -81,6 +81,7 @@ public struct AppRegistry: Sendable {
                     updated_at = excluded.updated_at
                 """, [entry.app, entry.name, entry.adNetworks.isEmpty ? nil : entry.adNetworks.joined(separator: ","), entry.allowDevelopment,
                       entry.currency, entry.timeZone, now])
+            if let zone = entry.timeZone { try TimeZoneOffsets.ensure(db, zone: zone) }
         }
     }
 

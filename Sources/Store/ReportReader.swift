@@ -91,7 +91,9 @@ enum QueryParameter {
 public struct ReportQuery: Sendable, Equatable {
     /// A grouping dimension and the SQL expression it reads.
     public enum Dimension: String, Sendable, CaseIterable {
-        case day, week, app, adNetwork = "ad_network", adNetworkName = "ad_network_name", `protocol`, environment, campaign
+        case day, week, installDay = "install_day", app, appName = "app_name", adNetwork = "ad_network", adNetworkName = "ad_network_name"
+        case `protocol`, version
+        case environment, campaign
         case adGroup = "ad_group", creative
         case sourceIdentifier = "source_identifier", conversionType = "conversion_type", conversionClass = "conversion_class"
         case window, didWin = "did_win", interaction, fidelity, country, tier, event, publisher
@@ -108,12 +110,52 @@ public struct ReportQuery: Sendable, Equatable {
         /// The fine value (0-63) or the coarse level (`low`, `medium`, `high`); empty when none (unsigned).
         case value
 
+        /// What the dimension's values are, in words an analyst uses (docs/metrics.md, the OpenAPI document and
+        /// `countersign report --help` show the same text).
+        public var definition: String {
+            switch self {
+            case .day: "The day the postback arrived, in the report's time zone (tz; an app's registered zone when the report names the app, else UTC)."
+            case .week: "The ISO 8601 week of that day, such as 2026-W48."
+            case .installDay: "The estimated day of the install (or re-engagement) the postback reports, in the report's time zone: the arrival time less Apple's typical delay for its protocol, version and window (docs/metrics.md). An estimate, within days of the truth; use it for cohorts."
+            case .app: "The advertised app's App Store id."
+            case .appName: "The app's name in the app registry, else its id."
+            case .adNetwork: "The ad network id Apple signed."
+            case .adNetworkName: "The ad network's name from the registry (Apple Ads for com.apple.ads), else its id."
+            case .protocol: "aak (AdAttributionKit) or skan (SKAdNetwork)."
+            case .version: "The SKAdNetwork version (1.0 to 4.0); empty for AdAttributionKit."
+            case .environment: "production or development (the Apple key that signed it)."
+            case .campaign: "Digits 1-2 of the source identifier, or SKAdNetwork's campaign-id before 4.0."
+            case .adGroup: "Digit 3 of the source identifier, when Apple sent three or more."
+            case .creative: "Digit 4 of the source identifier, when Apple sent four."
+            case .sourceIdentifier: "The whole source identifier (2 to 4 digits), or the campaign-id before SKAdNetwork 4.0."
+            case .conversionType: "download, redownload or re-engagement, as Apple signed it."
+            case .conversionClass: "install (download or redownload) or re-engagement."
+            case .window: "The conversion window: 0 (days 0-2 after first launch), 1 (days 3-7), 2 (days 8-35)."
+            case .didWin: "1 for the winning network's postback, 0 for a non-winning one."
+            case .interaction: "click or view: AdAttributionKit's unsigned ad-interaction-type, or SKAdNetwork's signed fidelity-type."
+            case .fidelity: "SKAdNetwork's signed fidelity-type: 1 a StoreKit-rendered ad or click, 0 a view-through; empty for AdAttributionKit."
+            case .country: "The unsigned country-code (ISO 3166 two letters); empty when Apple did not send one (see share_with_country)."
+            case .tier: "The lowest crowd-anonymity tier (0 to 3) the postback's fields allow."
+            case .event: "A business event the app's schema gives the conversion value; postbacks with none are grouped under (no event)."
+            case .publisher: "The app (its id) or web domain that showed the ad."
+            case .campaignName: "The campaign's name: given for the app and ad network (countersign names), else the schema's, else Apple Ads' placement, else the digits."
+            case .adGroupName: "The ad group's name, found as campaign_name is."
+            case .creativeName: "The creative's name, found as campaign_name is."
+            case .currency: "The ISO 4217 currency of the row's revenue (the app schema's); every report is grouped by it, so no row adds two currencies."
+            case .schemaRevision: "The schema revision that decoded the postback; empty when no schema did."
+            case .decoding: "What decoding made of the postback: decoded, undefined_value (the schema defines no event for its value), no_value, no_schema, or why decoding failed."
+            case .valueKind: "Which conversion value the postback carries (unsigned): fine, coarse or none."
+            case .value: "The fine value (0 to 63) or the coarse level (low, medium, high); empty when none (unsigned)."
+            }
+        }
+
         /// Whether the dimension's values are text (the others are integers).
         var isText: Bool { ![.app, .window, .didWin, .tier, .fidelity, .schemaRevision].contains(self) }
 
         /// Whether `conversion_rollup` holds this dimension; the others are read from the rows.
         var inRollup: Bool {
-            ![.event, .publisher, .fidelity, .campaignName, .adGroupName, .creativeName, .schemaRevision, .decoding, .valueKind, .value].contains(self)
+            ![.event, .publisher, .fidelity, .campaignName, .adGroupName, .creativeName, .schemaRevision, .decoding, .valueKind, .value,
+              .version, .installDay].contains(self)
         }
 
         /// The SQL for this dimension over `columns` in `dialect`; nil when `columns` (the rollup) does not hold it.
@@ -122,7 +164,12 @@ public struct ReportQuery: Sendable, Equatable {
             return switch self {
             case .day: columns.day
             case .week: dialect.isoWeek(columns.day)
+            case .installDay: columns.installDay
             case .app: columns.app
+            // The registry's name for the app, else its id.
+            case .appName: "coalesce(ap.name, CAST(\(columns.app) AS TEXT))"
+            // The SKAdNetwork version (AdAttributionKit postbacks have none).
+            case .version: "c.version"
             case .adNetwork: columns.adNetwork
             // The registry's name, Apple Ads' own, else the id.
             case .adNetworkName: "coalesce(an.name, \(Self.builtIn(NameRegistry.builtInAdNetworks, of: columns.adNetwork)), \(columns.adNetwork))"
@@ -142,7 +189,8 @@ public struct ReportQuery: Sendable, Equatable {
             case .country: columns.country
             case .currency: columns.currency
             case .tier: columns.tier
-            case .event: "e.name"
+            // A postback its schema gives no event (or with no schema) is grouped under "(no event)".
+            case .event: "coalesce(e.name, '(no event)')"
             case .schemaRevision: "c.schema_revision"
             case .decoding:
                 "CASE WHEN c.decode_status IS NULL THEN 'no_schema' WHEN c.decode_status <> 'decoded' THEN c.decode_status"
@@ -173,6 +221,7 @@ public struct ReportQuery: Sendable, Equatable {
         func joins(_ columns: ReportColumns) -> String {
             switch self {
             case .adNetworkName: " LEFT JOIN ad_networks an ON an.ad_network_id = \(columns.adNetwork)"
+            case .appName: " LEFT JOIN apps ap ON ap.app = \(columns.app)"
             case .campaignName: Self.nameJoin(.campaign, digits: "c.campaign")
             case .adGroupName: Self.nameJoin(.adGroup, digits: "c.ad_group")
             case .creativeName: Self.nameJoin(.creative, digits: "c.creative")
@@ -320,11 +369,9 @@ public struct ReportQuery: Sendable, Equatable {
         return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to) && (timeZone.isUTC || !groupBy.contains { $0 == .day || $0 == .week })
     }
 
-    /// The metrics every report row carries, in order; `revenue_*` are exact decimals in the row's `currency`.
-    public static let metrics = [
-        "postbacks", "unique_conversions", "installs", "re_engagements", "winning", "non_winning", "events",
-        "revenue_min", "revenue_max", "revenue_mid", "share_without_value", "share_with_unsigned_value", "duplicates", "replays",
-    ]
+    /// The metrics every report row carries, in order (``ReportMetric``); `revenue_*` are exact decimals in the row's
+    /// `currency`.
+    public static let metrics = ReportMetric.allCases.map(\.rawValue)
 
     /// The report SQL: one row per group with `metrics`, from the rollup when it can answer, else from the rows.
     func sql(forceRows: Bool = false, dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
@@ -342,32 +389,58 @@ public struct ReportQuery: Sendable, Equatable {
         return (select, " GROUP BY \(positions)\(columns.isRollup ? " HAVING sum(r.postbacks) <> 0" : "") ORDER BY \(order.joined(separator: ", "))")
     }
 
-    /// The metric columns in `ReportQuery.metrics` order, from one source's expressions; revenue expressions are whole
+    /// Which postbacks a counting metric counts, over a source whose columns have the prefix `p` (`r.` or `c.`); nil
+    /// for every postback in scope.
+    static func condition(_ metric: ReportMetric, _ p: String) -> String? {
+        let counted = "\(p)countable = 1"
+        let first = "\(p)did_win = 1 AND \(p)conversion_window = 0"
+        return switch metric {
+        case .counted: counted
+        case .installs: "\(counted) AND \(first) AND \(p)conversion_class = 'install'"
+        case .reEngagements: "\(counted) AND \(first) AND \(p)conversion_class = 're-engagement'"
+        case .installPostbacks: "\(p)conversion_class = 'install'"
+        case .reEngagementPostbacks: "\(p)conversion_class = 're-engagement'"
+        case .winning: "\(p)did_win = 1"
+        case .nonWinning: "\(p)did_win = 0"
+        default: nil
+        }
+    }
+
+    /// The metric columns in ``ReportMetric`` order, from one source's expressions; revenue expressions are whole
     /// millionths, summed as integers (`revenue_mid` is sent as min + max and halved when read).
     private static func metricColumns(
-        _ dialect: SQLDialect, count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
-        shareWithoutValue: String, shareWithValue: String, duplicates: String, replays: String
+        _ prefix: String, count: (String?) -> String, events: String, revenueMin: String, revenueMax: String,
+        shareWithoutValue: String, shareWithValue: String, shareWithCountry: String, duplicates: String, replays: String
     ) -> [String] {
-        let expressions = [
-            count(nil), count("countable = 1"), count("conversion_class = 'install'"), count("conversion_class = 're-engagement'"),
-            count("did_win = 1"), count("did_win = 0"), events,
-            "coalesce(sum(\(revenueMin)), 0)", "coalesce(sum(\(revenueMax)), 0)", "coalesce(sum(\(revenueMin) + \(revenueMax)), 0)",
-            shareWithoutValue, shareWithValue, duplicates, replays,
-        ]
-        return zip(expressions, metrics).map { "\($0) AS \($1)" }
+        ReportMetric.allCases.map { metric in
+            let expression: String = switch metric {
+            case .events: events
+            case .revenueMin: "coalesce(sum(\(revenueMin)), 0)"
+            case .revenueMax: "coalesce(sum(\(revenueMax)), 0)"
+            case .revenueMid: "coalesce(sum(\(revenueMin) + \(revenueMax)), 0)"
+            case .shareWithoutValue: shareWithoutValue
+            case .shareWithUnsignedValue: shareWithValue
+            case .shareWithCountry: shareWithCountry
+            case .duplicates: duplicates
+            case .replays: replays
+            default: count(condition(metric, prefix))
+            }
+            return "\(expression) AS \(metric.rawValue)"
+        }
     }
 
     private func rollupSQL(_ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         let columns = ReportColumns.rollup
         let (whereSQL, arguments) = whereClause(columns)
         let (grouping, tail) = groupAndOrder(columns, dialect)
-        let metrics = Self.metricColumns(dialect,
+        let metrics = Self.metricColumns("r.",
             count: { condition in
-                condition.map { "coalesce(sum(CASE WHEN r.\($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
+                condition.map { "coalesce(sum(CASE WHEN \($0) THEN r.postbacks ELSE 0 END), 0)" } ?? "coalesce(sum(r.postbacks), 0)"
             },
             events: "coalesce(sum(r.events), 0)", revenueMin: "r.revenue_min_micros", revenueMax: "r.revenue_max_micros",
             shareWithoutValue: dialect.round("sum(r.without_value) * 1.0 / sum(r.postbacks)", 4),
             shareWithValue: dialect.round("sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks)", 4),
+            shareWithCountry: dialect.round("sum(CASE WHEN r.country <> '' THEN r.postbacks ELSE 0 END) * 1.0 / sum(r.postbacks)", 4),
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
         let joins = self.grouping.map { $0.joins(columns) }.joined()
         let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r" + joins + " " + whereSQL + tail
@@ -376,7 +449,11 @@ public struct ReportQuery: Sendable, Equatable {
 
     private func rowsSQL(_ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         var columns = ReportColumns.rows
-        if !timeZone.isUTC { columns.day = timeZone.day(of: "c.received_at", from: from, to: to, dialect: dialect) }
+        if !timeZone.isUTC {
+            columns.day = timeZone.day(of: "c.received_at", from: from, to: to, dialect: dialect)
+            // An estimated install is at most 41 days before its postback arrived.
+            columns.installDay = timeZone.day(of: "c.estimated_install_at", from: from?.addingTimeInterval(-41 * 86_400), to: to, dialect: dialect)
+        }
         let (whereSQL, arguments) = whereClause(columns)
         let (grouping, tail) = groupAndOrder(columns, dialect)
         let byEvent = groupBy.contains(.event)
@@ -385,15 +462,16 @@ public struct ReportQuery: Sendable, Equatable {
         let revenueMax = Money.micros(byEvent ? "e.revenue_max" : "c.revenue_max")
         let events = byEvent ? "sum(CASE WHEN e.id IS NOT NULL THEN coalesce(e.count, 1) ELSE 0 END)" : "coalesce(sum(c.event_count), 0)"
         let firstEventOnly = "CASE WHEN e.event_index IS NULL OR e.event_index = 0 THEN"
-        let metrics = Self.metricColumns(dialect,
+        let metrics = Self.metricColumns("c.",
             count: { condition in
                 // Joined with events a postback spans several rows, so counts must be distinct; otherwise plain sums are exact and far cheaper.
-                if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN c.\($0) THEN c.id END" } ?? "c.id"))" }
-                return condition.map { "sum(CASE WHEN c.\($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
+                if byEvent { return "count(DISTINCT \(condition.map { "CASE WHEN \($0) THEN c.id END" } ?? "c.id"))" }
+                return condition.map { "sum(CASE WHEN \($0) THEN 1 ELSE 0 END)" } ?? "count(*)"
             },
             events: events, revenueMin: revenueMin, revenueMax: revenueMax,
             shareWithoutValue: dialect.round("avg(CASE WHEN c.conversion_value_unsigned IS NULL AND c.coarse_value_unsigned IS NULL THEN 1.0 ELSE 0.0 END)", 4),
             shareWithValue: dialect.round("avg(CASE WHEN c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END)", 4),
+            shareWithCountry: dialect.round("avg(CASE WHEN c.country_code_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END)", 4),
             duplicates: "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates"))",
             replays: "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays"))")
         var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c" + self.grouping.map { $0.joins(columns) }.joined()
@@ -407,6 +485,8 @@ struct ReportColumns {
     let isRollup: Bool
     /// The day bucket: UTC, or a local day when the report asks for a time zone.
     var day: String
+    /// The estimated install day, in the report's zone (rows only).
+    var installDay = "substr(c.estimated_install_at, 1, 10)"
     let countable, app, adNetwork, family, environment, source, digitCount: String
     let conversionType, conversionClass, window, didWin, interaction, country, tier, currency: String
 

@@ -63,6 +63,9 @@ public final class StoreDatabase: Sendable {
                                         statementTimeout: settings.statementTimeout, logger: logger)
         }
         try engine.snapshot { [catalog] session in try catalog.refresh(session) }
+        // Zones registered before the offsets table existed (a write only when one is missing).
+        let zones = try engine.snapshot { session in try TimeZoneOffsets.missing(session) }
+        if !zones.isEmpty { try engine.transaction { session in for zone in zones { try TimeZoneOffsets.ensure(session, zone: zone) } } }
     }
 
     /// Throws unless the database answers a read (for readiness).

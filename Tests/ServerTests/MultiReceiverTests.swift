@@ -111,7 +111,7 @@ final class OutputBuffer: @unchecked Sendable {
         #expect(try await store.scalar("SELECT count(*) FROM receipts WHERE outcome = 'verified' AND disposition IN ('duplicate', 'replay')", as: Int.self) == 3 * count)
         #expect(try await store.scalar("SELECT count(*) FROM receipts WHERE outcome = 'unverifiable' AND disposition IN ('stored', 'unverified_copy')", as: Int.self) == count)
         let report = try await store.reports.report(try ReportQuery.parse([]))
-        #expect(report.rows.first?[try #require(report.columns.firstIndex(of: "unique_conversions"))] == .number(String(count)))
+        #expect(report.rows.first?[try #require(report.columns.firstIndex(of: "counted"))] == .number(String(count)))
     }
 
     @Test func threeReceiversRunnersExchangeEachTokenOnce() async throws {

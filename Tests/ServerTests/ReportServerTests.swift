@@ -35,7 +35,7 @@ import TestSupport
                                                headers: [.authorization: "Bearer \(key)", .accept: "text/csv"])
             #expect(csv.headers[.contentType]?.hasPrefix("text/csv") == true)
             let lines = String(buffer: csv.body).split(separator: "\r\n")
-            #expect(lines.first?.hasPrefix("campaign,window,currency,postbacks,unique_conversions") == true)
+            #expect(lines.first?.hasPrefix("campaign,window,currency,postbacks,counted,installs,re_engagements,install_postbacks") == true)
             #expect(lines.count == rows.count + 1)
 
             let ndjson = try await client.execute(uri: "/v1/reports?by=day&format=ndjson", method: .get, headers: auth)

@@ -93,9 +93,14 @@ struct ReportFixture {
         // Totals.
         let total = try #require(try await fixture.report([]).first)
         #expect(total["postbacks"] == .number(String(counted.count)))
-        #expect(total["unique_conversions"] == .number(String(counted.count)))
-        #expect(total["installs"] == .number(String(counted.filter { $0.conversionClass == "install" }.count)))
-        #expect(total["re_engagements"] == .number(String(counted.filter { $0.conversionClass == "re-engagement" }.count)))
+        #expect(total["counted"] == .number(String(counted.count)))
+        // docs/metrics.md: one install per winning first-window install postback; the other install postbacks apart.
+        #expect(total["installs"] == .number(String(counted.filter { $0.conversionClass == "install" && $0.didWin && $0.window == 0 }.count)))
+        #expect(total["re_engagements"] == .number(String(counted.filter { $0.conversionClass == "re-engagement" && $0.didWin && $0.window == 0 }.count)))
+        #expect(total["install_postbacks"] == .number(String(counted.filter { $0.conversionClass == "install" }.count)))
+        #expect(total["re_engagement_postbacks"] == .number(String(counted.filter { $0.conversionClass == "re-engagement" }.count)))
+        let withCountry = Double(counted.filter { $0.country != nil }.count) / Double(counted.count)
+        #expect(abs(Double(total["share_with_country"]!.serialized)! - withCountry) < 0.0001)
         #expect(total["winning"] == .number(String(counted.filter(\.didWin).count)))
         #expect(total["non_winning"] == .number(String(counted.filter { !$0.didWin }.count)))
         #expect(total["duplicates"] == .number(String(sent.filter { $0.kind == .duplicate }.count)))

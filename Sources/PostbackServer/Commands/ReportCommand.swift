@@ -8,7 +8,12 @@ struct ReportCommand: AsyncParsableCommand {
         commandName: "report",
         abstract: "Report counted conversions grouped by campaign, window, day and more.",
         discussion: """
-        Dimensions for --by: \(ReportQuery.Dimension.allCases.map(\.rawValue).joined(separator: ", ")).
+        Dimensions for --by (docs/metrics.md):
+        \(ReportQuery.Dimension.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
+
+        Metrics in every row:
+        \(ReportMetric.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
+
         Example: countersign report --by campaign,window --from 2026-11-01 --format table
         """
     )

@@ -470,6 +470,75 @@ enum PostgresMigrations {
             ALTER TABLE forward_rules ADD COLUMN is_full integer NOT NULL DEFAULT 0;
             ALTER TABLE forward_rules ADD COLUMN full_since text;
             """),
+        // What analysts asked of the views (as SQLite's v18): the app's name and its own days (the registered time
+        // zone), whether the unsigned country is known, revenue as exact numeric and as whole millionths, the
+        // estimated install time, installs and re-engagements as docs/metrics.md defines them. Frozen text.
+        ("v11-analyst-views", """
+            CREATE TABLE time_zone_offsets (
+                time_zone text NOT NULL,
+                valid_from text NOT NULL,
+                offset_seconds integer NOT NULL,
+                PRIMARY KEY (time_zone, valid_from)
+            );
+            DROP VIEW conversions_daily;
+            DROP VIEW conversion_events;
+            DROP VIEW conversions;
+            CREATE VIEW conversions AS
+            SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, coalesce(a.time_zone, 'UTC') AS time_zone,
+                   to_char(p.received_at::timestamptz AT TIME ZONE coalesce(a.time_zone, 'UTC'), 'YYYY-MM-DD') AS local_day,
+                   to_char((p.received_at::timestamptz - make_interval(hours => CASE WHEN p.protocol = 'skan' AND p.version IN ('1.0', '2.0', '2.1', '2.2', '3.0') THEN 36 WHEN p.conversion_window = 0 THEN 84 WHEN p.conversion_window = 1 THEN 252 ELSE 924 END)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS estimated_install_at,
+                   p.protocol, p.version,
+                   p.outcome, p.environment, p.key_id, p.countable, p.reason,
+                   p.ad_network_id, p.advertised_item_id AS app, coalesce(a.name, CAST(p.advertised_item_id AS text)) AS app_name,
+                   p.dedup_key, p.postback_identifier,
+                   p.source_digits AS source_identifier, p.digit_count,
+                   substr(p.source_digits, 1, 2) AS campaign,
+                   CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                   CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                   p.source_json AS source_levels,
+                   p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                   p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                   p.tier_min, p.tier_max,
+                   p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                   p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                   CASE WHEN p.country_code IS NOT NULL THEN 1 ELSE 0 END AS country_known,
+                   p.decode_status, p.schema_revision, p.schema_version,
+                   trim_scale(round(p.revenue_min::numeric, 6)) AS revenue_min, trim_scale(round(p.revenue_max::numeric, 6)) AS revenue_max,
+                   trim_scale(round((p.revenue_min::numeric + p.revenue_max::numeric) / 2, 7)) AS revenue_mid, p.currency,
+                   CAST(round(p.revenue_min * 1000000) AS BIGINT) AS revenue_min_micros,
+                   CAST(round(p.revenue_max * 1000000) AS BIGINT) AS revenue_max_micros,
+                   p.event_count, p.duplicates, p.replays, p.unverified_copies
+            FROM postbacks p LEFT JOIN apps a ON a.app = p.advertised_item_id
+            WHERE p.outcome IN ('verified', 'unverifiable');
+            CREATE VIEW conversion_events AS
+            SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.time_zone, c.local_day, c.estimated_install_at,
+                   c.protocol, c.environment, c.countable,
+                   c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                   c.conversion_class, c.conversion_window, c.did_win,
+                   e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                   trim_scale(round(e.revenue_min::numeric, 6)) AS revenue_min, trim_scale(round(e.revenue_max::numeric, 6)) AS revenue_max,
+                   trim_scale(round((e.revenue_min::numeric + e.revenue_max::numeric) / 2, 7)) AS revenue_mid, e.currency,
+                   CAST(round(e.revenue_min * 1000000) AS BIGINT) AS revenue_min_micros,
+                   CAST(round(e.revenue_max * 1000000) AS BIGINT) AS revenue_max_micros, e.properties
+            FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+            CREATE VIEW conversions_daily AS
+            SELECT local_day AS day, time_zone, app, app_name, ad_network_id, protocol, environment, campaign, conversion_class,
+                   conversion_window, currency,
+                   count(*) AS postbacks,
+                   sum(countable) AS counted,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install' THEN 1 ELSE 0 END) AS installs,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 're-engagement' THEN 1 ELSE 0 END) AS re_engagements,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 THEN 1 ELSE 0 END) AS counted_winning,
+                   sum(CASE WHEN outcome = 'unverifiable' THEN 1 ELSE 0 END) AS unverifiable,
+                   sum(country_known) AS with_country,
+                   sum(duplicates) AS duplicates, sum(replays) AS replays, sum(unverified_copies) AS unverified_copies,
+                   coalesce(sum(CASE WHEN countable = 1 THEN revenue_min_micros END), 0) AS revenue_min_micros,
+                   coalesce(sum(CASE WHEN countable = 1 THEN revenue_max_micros END), 0) AS revenue_max_micros,
+                   trim_scale(coalesce(sum(CASE WHEN countable = 1 THEN revenue_min_micros END), 0)::numeric / 1000000) AS revenue_min,
+                   trim_scale(coalesce(sum(CASE WHEN countable = 1 THEN revenue_max_micros END), 0)::numeric / 1000000) AS revenue_max
+            FROM conversions
+            GROUP BY local_day, time_zone, app, app_name, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
