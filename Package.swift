@@ -36,10 +36,11 @@ let package = Package(
         .target(name: "PostbackMint", dependencies: ["JWS", "Postback"], swiftSettings: strict),
         .target(name: "AdServices", dependencies: ["JWS"], swiftSettings: strict),
         .target(name: "ConversionSchema", dependencies: ["Postback", "JWS"], swiftSettings: strict),
+        .target(name: "Spend", dependencies: ["Postback"], swiftSettings: strict),
         .target(
             name: "Store",
             dependencies: [
-                "Postback", "ConversionSchema", "AdServices",
+                "Postback", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -55,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "PostbackServer",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -98,12 +99,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "StoreTests", dependencies: [
-            "Store", "Postback", "PostbackMint", "AdServices", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            "Store", "Postback", "PostbackMint", "AdServices", "Spend", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "TestSupport",
+                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -7,6 +7,14 @@ import JWS
 /// Apple documents integers or Booleans, so both readings are accepted.
 public enum IAdDictionary {
     /// Normalises a JSON object `{"Version3.1": {"iad-attribution": "true", ...}}`.
+    /// The body to keep for a dictionary that `normalise` accepted: as sent, or written again without white space when
+    /// it is longer than Apple's are (2 KB), so padding is not stored.
+    public static func keptBody(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count > 2048, let value = try? JSONParser.parse(bytes, limits: .publicBody) else { return bytes }
+        let compact = Array(value.serialized.utf8)
+        return compact.count < bytes.count ? compact : bytes
+    }
+
     public static func normalise(_ bytes: [UInt8]) -> Result<AttributionRecord, RecordProblem> {
         let root: JSONObject
         do {
@@ -35,6 +43,15 @@ public enum IAdDictionary {
                                   "iad-adgroup-id", "iad-adgroup-name", "iad-lineitem-id", "iad-lineitem-name", "iad-keyword-id",
                                   "iad-keyword", "iad-keyword-matchtype", "iad-ad-id", "iad-creativeset-id", "iad-conversion-type",
                                   "iad-click-date", "iad-purchase-date", "iad-conversion-date", "iad-country-or-region"]
+        // Apple's dictionaries hold a couple of dozen short members: a name of Apple's is at most 512 bytes, and members
+        // Apple never sent are kept only up to 1 KiB in all, so nobody stores kilobytes through this public route.
+        if let long = inner.members.first(where: { known.contains($0.key) && $0.value.serialized.utf8.count > 512 }) {
+            return .failure(RecordProblem(field: long.key, message: "is longer than 512 bytes"))
+        }
+        let unknownBytes = inner.members.filter { !known.contains($0.key) }.reduce(0) { $0 + $1.key.utf8.count + $1.value.serialized.utf8.count }
+        guard unknownBytes <= 1024 else {
+            return .failure(RecordProblem(field: nil, message: "members Apple does not send take more than 1 KiB; send what ADClient returned"))
+        }
         do {
             record.orgID = try AttributionRecord.identifier(inner, "iad-org-id")
             record.orgName = try AttributionRecord.text(inner, "iad-org-name")

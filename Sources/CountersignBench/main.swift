@@ -31,7 +31,8 @@ guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "rou
 if arguments[1] == "bulk" {
     // The direct bulk path for report benchmarks: synthetic counted postbacks written by SQL, 60 days of traffic,
     // spread over 3 apps, 2 networks, 12 campaigns, 3 windows, both classes and protocols. Signing 10 million
-    // postbacks would take hours; reports read only these columns, so the bodies are left out (receipt_id 0).
+    // postbacks would take hours; reports read only these columns, so the bodies are left out (receipt_id 0). Postback
+    // identifiers are bulk-<i>, deduplicated as Apple's would be (aak:<id>, skan:<id>:<window>).
     let path = arguments[2]
     let rows = Int(arguments[3]) ?? 10_000_000
     let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
@@ -46,7 +47,7 @@ if arguments[1] == "bulk" {
                     postback_identifier, ad_network_id, source_identifier, advertised_item_id, conversion_type, redownload, did_win,
                     conversion_window, conversion_value, coarse_value, country_code, source_digits, digit_count, conversion_class,
                     interaction, tier_min, tier_max, signed_json, unsigned_json, receipt_id, route, content_hash, revenue_min, revenue_max, currency)
-                SELECT 'bulk:' || i, CASE WHEN i % 5 < 3 THEN 'aak' ELSE 'skan' END, CASE WHEN i % 5 < 3 THEN NULL ELSE '4.0' END,
+                SELECT CASE WHEN i % 5 < 3 THEN 'aak:bulk-' || i ELSE 'skan:bulk-' || i || ':' || (i % 3) END, CASE WHEN i % 5 < 3 THEN 'aak' ELSE 'skan' END, CASE WHEN i % 5 < 3 THEN NULL ELSE '4.0' END,
                     'verified', 'bench/0', 'production', 1,
                     strftime('%Y-%m-%dT%H:%M:%fZ', '2026-09-23', '+' || (i * 5184000 / ?) || ' seconds'),
                     'bulk-' || i, CASE WHEN i % 2 = 0 THEN 'example.adattributionkit' ELSE 'example.skadnetwork' END,

@@ -240,11 +240,14 @@ public struct JSONLimits: Sendable, Equatable {
     public var maximumValues: Int
     /// The longest string (member names included), in bytes as written in the text.
     public var maximumStringBytes: Int
+    /// Whether strings are single lines: no tab, line feed or carriage return either (ids, names, values).
+    public var singleLineStrings: Bool
 
     /// Creates limits.
-    public init(maximumValues: Int, maximumStringBytes: Int) {
+    public init(maximumValues: Int, maximumStringBytes: Int, singleLineStrings: Bool = false) {
         self.maximumValues = maximumValues
         self.maximumStringBytes = maximumStringBytes
+        self.singleLineStrings = singleLineStrings
     }
 
     /// No limit beyond the text's own size (for documents from operators and key holders).
@@ -252,7 +255,8 @@ public struct JSONLimits: Sendable, Equatable {
 
     /// Bodies from devices and apps: Apple's postbacks have about 20 members and a `jws-string` of about 1 KB;
     /// forwarded postbacks add a few keys. Beyond these a body is refused before it costs more work.
-    public static let publicBody = JSONLimits(maximumValues: 256, maximumStringBytes: 16 * 1024)
+    /// Every string in them is one line of text.
+    public static let publicBody = JSONLimits(maximumValues: 256, maximumStringBytes: 16 * 1024, singleLineStrings: true)
 }
 
 /// A strict RFC 8259 parser over UTF-8 bytes, linear in the size of its input.
@@ -502,6 +506,8 @@ public struct JSONParser {
                 case UInt8(ascii: "\\"): scalars.append("\\")
                 case UInt8(ascii: "/"): scalars.append("/")
                 case UInt8(ascii: "b"), UInt8(ascii: "f"): throw error("control character in string")
+                case UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t") where limits.singleLineStrings:
+                    throw error("control character in string")
                 case UInt8(ascii: "n"): scalars.append("\n")
                 case UInt8(ascii: "r"): scalars.append("\r")
                 case UInt8(ascii: "t"): scalars.append("\t")
@@ -521,7 +527,9 @@ public struct JSONParser {
                     guard let scalar = Unicode.Scalar(code) else { throw error("invalid escape") }
                     // Tab, line feed and carriage return are text; NUL and the other control characters are not, on
                     // any engine (PostgreSQL refuses NUL in text, SQLite would cut the text at it).
-                    if JSONText.isRefusedControl(scalar) { throw error(String(format: "control character U+%04X in string", scalar.value)) }
+                    if JSONText.isRefusedControl(scalar) || limits.singleLineStrings && scalar.value < 0x20 {
+                        throw error(String(format: "control character U+%04X in string", scalar.value))
+                    }
                     scalars.append(scalar)
                 default: throw error("invalid escape")
                 }

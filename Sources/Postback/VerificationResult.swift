@@ -37,6 +37,9 @@ public enum VerificationReason: String, Sendable, CaseIterable, Codable {
     case fieldOutOfRange = "field_out_of_range"
     /// Fields that exclude each other are both present (fine and coarse value; source-app-id and source-domain).
     case conflictingFields = "conflicting_fields"
+    /// A postback nobody can verify yet that is larger than Apple's ever are (``PostbackBody/unverifiableKept``): it is
+    /// not kept for `reverify`.
+    case tooLarge = "too_large"
     // Unverifiable: kept, never counted, re-checkable when keys change.
     /// No pinned key has this `kid`.
     case unknownKid = "unknown_kid"

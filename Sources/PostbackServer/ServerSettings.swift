@@ -51,17 +51,25 @@ struct ServerSettings: Sendable {
     /// Bodies of rejected requests stored per source per minute; beyond it only the receipt is stored.
     var rejectedBodyBudget = 60
     /// Bodies of rejected requests stored per minute from all sources together; beyond it only the receipt is stored.
-    var rejectedGlobalBudget = 600
+    var rejectedGlobalBudget = 120
+    /// Receipts of rejected requests stored per source per minute; beyond it nothing is stored.
+    var rejectedReceiptBudget = 300
     /// Receipts of rejected requests stored per minute from all sources together; beyond it nothing is stored.
-    var rejectedReceiptBudget = 6000
+    var rejectedReceiptGlobalBudget = 1200
     /// Unverifiable postbacks stored per source per minute; beyond it they are answered 429.
     var unverifiableBudget = 60
     /// Unverifiable postbacks stored per minute from all sources together; beyond it they are answered 429.
-    var unverifiableGlobalBudget = 600
+    var unverifiableGlobalBudget = 300
     /// Days an unverifiable postback (and one `reverify` found invalid) is kept before it is deleted.
-    var unverifiableRetentionDays = 90.0
+    var unverifiableRetentionDays = 30.0
     /// How peers are grouped into sources for the budgets and the public routes' rate limit.
     var sources = SourceGrouping()
+    /// iAd dictionaries and AdServices tokens stored per source per minute; beyond it 429.
+    var publicRecordBudget = 60
+    /// iAd dictionaries and AdServices tokens stored per minute from all sources together; beyond it 429.
+    var publicRecordGlobalBudget = 300
+    /// The largest spend, claims or rate file accepted over HTTP, in bytes (a million lines is about 60 MB).
+    var spendUploadLimit = 128 * 1024 * 1024
     /// Forwarding rules at most.
     var forwardMaxRules = ForwardRule.defaultMaximumRules
     /// Whether `/metrics` needs an API key with the `metrics` scope.
@@ -115,12 +123,16 @@ struct ServerSettings: Sendable {
         rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
         rejectedGlobalBudget = try source.int("rejected-global-budget", in: 0...10_000_000) ?? rejectedGlobalBudget
         rejectedReceiptBudget = try source.int("rejected-receipt-budget", in: 0...100_000_000) ?? rejectedReceiptBudget
+        rejectedReceiptGlobalBudget = try source.int("rejected-receipt-global-budget", in: 0...100_000_000) ?? rejectedReceiptGlobalBudget
         unverifiableBudget = try source.int("unverifiable-budget", in: 0...1_000_000) ?? unverifiableBudget
         unverifiableGlobalBudget = try source.int("unverifiable-global-budget", in: 0...10_000_000) ?? unverifiableGlobalBudget
         unverifiableRetentionDays = try source.double("unverifiable-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? unverifiableRetentionDays
         sources.v4Prefix = try source.int("source-prefix-v4", in: 8...32) ?? sources.v4Prefix
         sources.v6Prefix = try source.int("source-prefix-v6", in: 16...128) ?? sources.v6Prefix
         forwardMaxRules = try source.int("forward-max-rules", in: 1...10_000) ?? forwardMaxRules
+        spendUploadLimit = try source.int("spend-upload-limit", in: 1024...Int(Int32.max)) ?? spendUploadLimit
+        publicRecordBudget = try source.int("public-record-budget", in: 0...1_000_000) ?? publicRecordBudget
+        publicRecordGlobalBudget = try source.int("public-record-global-budget", in: 0...10_000_000) ?? publicRecordGlobalBudget
         forwardSchedule.initialBackoff = try source.double("forward-backoff", expected: "seconds, more than 0 and at most 86400",
                                                             where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.initialBackoff
         forwardSchedule.maximumBackoff = try source.double("forward-max-backoff", expected: "seconds, more than 0 and at most 86400",

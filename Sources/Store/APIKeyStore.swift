@@ -25,6 +25,8 @@ public enum APIScope: String, Sendable, CaseIterable, Comparable {
 public struct APIKeyGrant: Sendable, Equatable {
     public let scopes: Set<APIScope>
     public let apps: Set<Int64>?
+    /// The key's name, which imports record as who made them.
+    public var name: String? = nil
 
     /// Whether the key has `scope` (admin has every scope).
     public func allows(_ scope: APIScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
@@ -99,8 +101,10 @@ public struct APIKeyStore: Sendable {
     public func grant(for key: String) async throws -> APIKeyGrant? {
         let hash = Data(sha256(Array(key.utf8)))
         return try await engine.read { db in
-            try db.row("SELECT scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
-                Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps"))
+            try db.row("SELECT name, scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
+                var grant = Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps"))
+                grant.name = try $0.get("name")
+                return grant
             }
         }
     }

@@ -19,6 +19,8 @@ public struct Intake: Sendable {
     public let result: VerificationResult
     /// What the policy decided.
     public let decision: PolicyDecision
+    /// Who a rejected body claims to be (kept with its receipt); nil for a stored postback, whose row says it.
+    public var claimed: ClaimedIdentity?
     let receivedAtText: String
     let reason: String?
     /// The postback row to store; nil when the body is rejected.
@@ -51,7 +53,9 @@ public struct Intake: Sendable {
     /// The same intake with only the first `bytes` of its body: its receipt is still stored and counted, the rest of
     /// its bytes are not (a rejected body beyond its budget keeps none, a long one only its start).
     public func keepingBody(bytes: Int) -> Intake {
-        Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: Array(body.prefix(bytes)), result: result, decision: decision)
+        var kept = Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: Array(body.prefix(bytes)), result: result, decision: decision)
+        kept.claimed = claimed
+        return kept
     }
 }
 
@@ -146,10 +150,10 @@ public struct PostbackLedger: Sendable {
     }
 
     /// The receipts' columns in insert order, and their array types.
-    private static let receiptColumnTypes: [SQLArray.Element] = [.bigint, .text, .text, .text, .bytea, .text, .text, .text]
+    private static let receiptColumnTypes: [SQLArray.Element] = [.bigint, .text, .text, .text, .bytea, .text, .text, .text, .text, .text, .bigint, .text]
     private static let postgresReceiptsSQL: String = {
         let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
-        return "INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition) SELECT * FROM unnest(\(arrays))"
+        return "INSERT INTO receipts (id, \(receiptColumns)) SELECT * FROM unnest(\(arrays))"
     }()
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
     /// connection (``StatementReuse/prepared``): the receipts, the rows with
@@ -213,10 +217,13 @@ public struct PostbackLedger: Sendable {
         } catch is ProbeRollback {}
     }
 
-    static let receiptSQL = "INSERT INTO receipts (received_at, remote_address, route, body, outcome, reason, disposition) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    /// A receipt's columns, in ``receiptArguments(_:disposition:)`` order (the id comes first where it is given).
+    static let receiptColumns = "received_at, remote_address, route, body, outcome, reason, disposition, claimed_id, claimed_ad_network, claimed_app, claimed_source"
+    static let receiptSQL = "INSERT INTO receipts (\(receiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 
     static func receiptArguments(_ intake: Intake, disposition: Disposition) -> [any SQLValueConvertible] {
-        [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue]
+        [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue,
+         intake.claimed?.identifier, intake.claimed?.adNetwork, intake.claimed?.app, intake.claimed?.source]
     }
 
     /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.

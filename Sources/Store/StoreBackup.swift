@@ -16,6 +16,8 @@ public struct StoreBackup: Sendable {
         case damaged(String)
         /// The file could not be written where asked.
         case cannotWrite(String, reason: String)
+        /// The temporary file beside the target exists (an earlier backup that did not finish?).
+        case partialExists(String)
 
         public var description: String {
             switch self {
@@ -23,6 +25,7 @@ public struct StoreBackup: Sendable {
             case .targetExists(let path): "\(path) exists; choose a new file name (a backup never overwrites anything)"
             case .damaged(let answer): "the copy failed SQLite's integrity check (\(answer)); it was removed"
             case .cannotWrite(let path, let reason): "cannot write \(path): \(reason); choose a directory you can write to"
+            case .partialExists(let path): "\(path) exists (an earlier backup that did not finish?); remove it or choose another name"
             }
         }
     }
@@ -43,7 +46,8 @@ public struct StoreBackup: Sendable {
         var status = stat()
         guard lstat(path, &status) != 0 else { throw Failure.targetExists(path) }
         let partial = path + ".partial"
-        try? FileManager.default.removeItem(atPath: partial)
+        // What an earlier backup left may be someone's; it is never silently replaced.
+        guard lstat(partial, &status) != 0 else { throw Failure.partialExists(partial) }
         do {
             let target = try DatabaseQueue(path: partial)
             try sqlite.pool.backup(to: target, pagesPerStep: 1024) { step in progress(step.completedPageCount, step.totalPageCount) }

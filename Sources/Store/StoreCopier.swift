@@ -6,7 +6,8 @@ public struct StoreCopier: Sendable {
     /// The tables copied, parents before children. The rollup is not copied: the target folds the copied postbacks.
     /// Tables with an `id` are copied in chunks of ids; the others (registries, small by nature) in chunks by position.
     public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs",
-                                "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox"]
+                                "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox",
+                                "spend_imports", "spend", "exchange_rates"]
 
     /// What one run did.
     public struct Summary: Sendable, Equatable {

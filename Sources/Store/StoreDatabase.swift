@@ -80,6 +80,12 @@ public final class StoreDatabase: Sendable {
     public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs) }
     /// Whether each stored postback counts, kept in step with the app registry and the accepted ad networks.
     public var counting: CountingRules { CountingRules(engine: engine) }
+    /// Spend and claims networks report, and exchange rates, with each import's provenance.
+    public var spend: SpendLedger { SpendLedger(engine: engine) }
+    /// What installs cost and returned, and what networks claimed against what Apple signed.
+    public var performance: PerformanceReader { PerformanceReader(engine: engine) }
+    /// Which of the postbacks a network claims Apple signed.
+    public var reconciliation: PostbackReconciliation { PostbackReconciliation(engine: engine) }
     /// Reports and conversion pages.
     public var reports: ReportReader { ReportReader(engine: engine) }
     /// The report rollup.

@@ -240,7 +240,8 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
     }
 
     @Test func theDocumentedDimensionsAreTheServersOwn() throws {
-        #expect(try Self.dimensionEnum("Comma-separated dimensions (docs/metrics.md)") == ReportQuery.Dimension.allCases.map(\.rawValue))
+        #expect(try Self.dimensionEnum("Comma-separated dimensions (docs/metrics.md): day: The day the postback arrived") == ReportQuery.Dimension.allCases.map(\.rawValue))
+        #expect(try Self.dimensionEnum("Comma-separated dimensions (docs/metrics.md): day: The day in the report") == PerformanceQuery.Dimension.allCases.map(\.rawValue))
         #expect(try Self.dimensionEnum("day (in tz), week, status") == IntakeQuery.Dimension.allCases.map(\.rawValue))
         #expect(try Self.dimensionEnum("day, app, source, org") == AttributionReportQuery.Dimension.allCases.map(\.rawValue))
     }

@@ -15,17 +15,36 @@ import Testing
         try String(contentsOf: Checkout.root.appendingPathComponent(path), encoding: .utf8)
     }
 
+    /// The names defined in a part of docs/metrics.md (its `| \`name\` | ... |` rows).
+    static func defined(_ part: Substring) -> [String] {
+        part.split(separator: "\n").filter { $0.hasPrefix("| `") }.map { String($0.dropFirst(3).prefix { $0 != "`" }) }
+    }
+
     @Test func metricsDocumentDefinesEveryMetricAndDimensionInTheCodesWords() throws {
         let document = try Self.read("docs/metrics.md")
+        let split = try #require(document.range(of: "## Spend, claims and return"))
+        let postbacks = try #require(document.range(of: "## Postback by postback"))
+        let reports = document[..<split.lowerBound], performance = document[split.lowerBound..<postbacks.lowerBound]
+        let reconciliation = document[postbacks.lowerBound...]
         for metric in ReportMetric.allCases {
-            #expect(document.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md: \(metric.rawValue)")
+            #expect(reports.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md: \(metric.rawValue)")
         }
         for dimension in ReportQuery.Dimension.allCases {
-            #expect(document.contains("| `\(dimension.rawValue)` | \(dimension.definition) |"), "docs/metrics.md: \(dimension.rawValue)")
+            #expect(reports.contains("| `\(dimension.rawValue)` | \(dimension.definition) |"), "docs/metrics.md: \(dimension.rawValue)")
         }
-        // Nothing else is defined there as a metric.
-        let rows = document.split(separator: "\n").filter { $0.hasPrefix("| `") }.map { String($0.dropFirst(3).prefix { $0 != "`" }) }
-        #expect(Set(rows) == Set(ReportMetric.allCases.map(\.rawValue) + ReportQuery.Dimension.allCases.map(\.rawValue)))
+        for metric in PerformanceMetric.allCases {
+            #expect(performance.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md, performance: \(metric.rawValue)")
+        }
+        for dimension in PerformanceQuery.Dimension.allCases {
+            #expect(performance.contains("| `\(dimension.rawValue)` | \(dimension.definition) |"), "docs/metrics.md, performance: \(dimension.rawValue)")
+        }
+        for status in PostbackReconciliation.Status.allCases {
+            #expect(reconciliation.contains("| `\(status.rawValue)` | \(status.definition) |"), "docs/metrics.md, reconciliation: \(status.rawValue)")
+        }
+        // Nothing else is defined there.
+        #expect(Set(Self.defined(reports)) == Set(ReportMetric.allCases.map(\.rawValue) + ReportQuery.Dimension.allCases.map(\.rawValue)))
+        #expect(Set(Self.defined(performance)) == Set(PerformanceMetric.allCases.map(\.rawValue) + PerformanceQuery.Dimension.allCases.map(\.rawValue)))
+        #expect(Set(Self.defined(reconciliation)) == Set(PostbackReconciliation.Status.allCases.map(\.rawValue)))
     }
 
     @Test func theOpenAPIDocumentDescribesEachWithTheSameWords() throws {
@@ -37,6 +56,28 @@ import Testing
             #expect(document.contains("\(dimension.rawValue): \(Self.flat(dimension.definition))"), "openapi by: \(dimension.rawValue)")
         }
         #expect(!document.contains("unique_conversions"))
+    }
+
+    @Test func performanceHelpAndDocumentShowTheSameDefinitions() throws {
+        let help = Self.flat(PerformanceCommand.helpMessage(columns: 120))
+        let document = Self.flat(try Self.read("docs/openapi.yaml"))
+        for metric in PerformanceMetric.allCases {
+            #expect(help.contains("\(metric.rawValue): \(Self.flat(metric.definition))"), "performance --help: \(metric.rawValue)")
+            #expect(document.contains("description: '\(Self.flat(metric.definition))' }"), "openapi PerformanceRow: \(metric.rawValue)")
+        }
+        for dimension in PerformanceQuery.Dimension.allCases {
+            #expect(help.contains("\(dimension.rawValue): \(Self.flat(dimension.definition))"), "performance --help: \(dimension.rawValue)")
+            #expect(document.contains("\(dimension.rawValue): \(Self.flat(dimension.definition))"), "openapi performance by: \(dimension.rawValue)")
+        }
+    }
+
+    @Test func reconcileHelpAndOpenAPIShowTheSameStatuses() throws {
+        let help = Self.flat(ReconcileCommand.helpMessage(columns: 120))
+        let document = Self.flat(try Self.read("docs/openapi.yaml"))
+        for status in PostbackReconciliation.Status.allCases {
+            #expect(help.contains("\(status.rawValue): \(Self.flat(status.definition))"), "reconcile --help: \(status.rawValue)")
+            #expect(document.contains("\(status.rawValue): \(Self.flat(status.definition))"), "openapi reconciliation: \(status.rawValue)")
+        }
     }
 
     @Test func reportHelpShowsTheSameDefinitions() {

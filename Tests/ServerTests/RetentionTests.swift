@@ -125,6 +125,60 @@ import TestSupport
         #expect(unsigned < 1024)
     }
 
+    /// Padding by white space instead of members, or inside a JWS nobody can verify, stores no more than Apple's own
+    /// postbacks do; an unverifiable body that stays large is refused (red team of issue 25).
+    @Test(arguments: TestEngine.allCases) func whiteSpaceAndLargeUnverifiablePayloadsAreNotStored(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let spaced = try Self.unverifiable("W-1") + Array(repeating: UInt8(ascii: " "), count: 60_000)
+        var payload = AAKPostbackFields(postbackID: Mint.uuid("W-2")).payload
+        payload.set("padding", .string(String(repeating: "x", count: 11_500)))
+        let jws = try CompactJWS.sign(payload: Array(JSONValue.object(payload).serialized.utf8), keyID: "unknown/0", with: Self.stranger)
+        let big = Array(JSONValue.object(JSONObject([JSONMember(key: "jws-string", value: .string(jws))])).serialized.utf8)
+        let tabbed = Array(#"{"jws-string": "a.b.c", "country-code": "U\tS"}"#.utf8)
+        try await server.run { client in
+            let stored = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: spaced))
+            #expect(stored.status == .ok)
+            let refused = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: big))
+            #expect(refused.status == .badRequest)
+            #expect(refused.json?["error"]?.string == "too_large")
+            let tab = try await client.execute(uri: aakPath, method: .post, body: ByteBuffer(bytes: tabbed))
+            #expect(tab.status == .badRequest)
+        }
+        #expect(try await server.scalar("SELECT max(length(body)) FROM receipts", as: Int.self) ?? 0 <= Ingest.rejectedBodyKept)
+        #expect(try await server.scalar("SELECT length(body) FROM receipts WHERE disposition = 'stored'", as: Int.self) ?? 0 < 2048)
+        #expect(try await server.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 1)
+    }
+
+    /// iAd dictionaries and AdServices tokens have a storage budget per source and in all, a small body limit, and
+    /// no room for padding (red team of issue 25: one address stored 44 MB a minute through the iAd route).
+    @Test(arguments: TestEngine.allCases) func appleAdsSubmissionsHaveABudget(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
+        server.settings.publicRecordBudget = 5
+        try await server.run { client in
+            var dictionary = try #require(try JSONParser.parse(Array(AppleAdsServerTests.example.utf8)).object)
+            var inner = try #require(dictionary["Version3.1"]?.object)
+            inner.set("padding", .string(String(repeating: "x", count: 4000)))
+            dictionary.set("Version3.1", .object(inner))
+            let padded = try await client.execute(uri: "/v1/iad/attribution?app=1108187390", method: .post, body: ByteBuffer(string: JSONValue.object(dictionary).serialized))
+            #expect(padded.status == .badRequest)
+            var statuses: [HTTPResponse.Status] = []
+            for index in 0..<12 {
+                let answer = try await client.execute(uri: "/v1/iad/attribution?app=1108187390&install_id=i-\(index)", method: .post,
+                                                      body: ByteBuffer(string: AppleAdsServerTests.example))
+                statuses.append(answer.status)
+            }
+            #expect(statuses.prefix(5).allSatisfy { $0 == .ok })
+            #expect(statuses.contains(.tooManyRequests))
+            // A body beyond 16 KiB is not read at all (the connection closes after the 413, so this comes last).
+            inner.set("padding", .string(String(repeating: "x", count: 40_000)))
+            dictionary.set("Version3.1", .object(inner))
+            let large = try await client.execute(uri: "/v1/iad/attribution?app=1108187390", method: .post, body: ByteBuffer(string: JSONValue.object(dictionary).serialized))
+            #expect(large.status == .contentTooLarge)
+        }
+        let stored = try await server.scalar("SELECT count(*) FROM attribution_records", as: Int.self) ?? 0
+        #expect((5...6).contains(stored))
+    }
+
     @Test func aGenuinePostbackWithPaddingStillVerifiesAndStoresSmall() throws {
         let verifier = PostbackVerifier(keyRing: LiveServer().keyRing)
         let genuine = Array(buffer: try LiveServer.aak("R-4"))

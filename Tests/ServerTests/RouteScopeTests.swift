@@ -51,6 +51,11 @@ import TestSupport
         "GET /v1/adservices/records": .read,
         "GET /v1/adservices/jobs": .read,
         "GET /v1/adservices/report": .read,
+        "POST /v1/spend": .schemas,
+        "POST /v1/rates": .schemas,
+        "GET /v1/spend/imports": .read,
+        "GET /v1/performance": .read,
+        "POST /v1/reconciliation/postbacks": .read,
     ]
 
     /// A value for each path parameter.

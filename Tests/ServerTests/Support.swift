@@ -128,11 +128,19 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    private func blockingRead() -> (text: String, closed: Bool) {
+    /// Reads until what arrived ends with `marker`, the server closes the connection or the read timeout passes.
+    func read(until marker: String) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.blockingRead(until: Array(marker.utf8)).text) }.start()
+        }
+    }
+
+    private func blockingRead(until marker: [UInt8]? = nil) -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if let marker, received.count >= marker.count, Array(received.suffix(marker.count)) == marker { return (String(decoding: received, as: UTF8.self), false) }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, marker == nil ? $0.count : 1, 0) }
             if count > 0 { received += buffer.prefix(count); continue }
             return (String(decoding: received, as: UTF8.self), count == 0 || errno == ECONNRESET)
         }

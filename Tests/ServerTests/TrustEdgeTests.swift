@@ -33,6 +33,9 @@ import TestSupport
                 ("/v1/forwarding/entries?partner=a%00b", .get, nil, "bad_parameter", "control"),
                 ("/v1/reports?tz=UTC%0D%0AX", .get, nil, "bad_parameter", "control"),
                 ("/v1/reports?api%5Fkey=x", .get, nil, "bad_parameter", "ASCII"),
+                // A parameter given twice: one check must not read the first and the query the last.
+                ("/v1/adservices/report?app=111&app=222", .get, nil, "bad_parameter", "twice"),
+                ("/v1/forwarding/rules/x?drop_entries=true&drop_entries=false", .delete, nil, "bad_parameter", "twice"),
             ]
             for (uri, method, body, code, words) in cases {
                 let answer = try await client.execute(uri: uri, method: method, headers: Self.bearer(admin), body: body.map { ByteBuffer(string: $0) })
@@ -58,7 +61,32 @@ import TestSupport
                 #expect(text.hasPrefix("HTTP/1.1 400"), "\(text)")
                 #expect(text.contains(#"{"error":"malformed_request","message":""#), "\(text)")
             }
+            // CONNECT asks for a tunnel: answered 405 at once and closed (SwiftNIO sends no body after CONNECT), never
+            // left open until the idle timeout.
+            let connect = try RawConnection(port: port, readTimeout: 5)
+            connect.send("CONNECT 127.0.0.1:\(port) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let (answer, closed) = await connect.readUntilClosed()
+            #expect(closed)
+            #expect(answer.hasPrefix("HTTP/1.1 405"), "\(answer)")
         }
+    }
+
+    /// A client that asks before sending its body (`Expect: 100-continue`, what curl does for any upload over 1 KiB) is
+    /// told to go on at once, instead of waiting a second for an answer that never comes.
+    @Test func anUploadThatAsksFirstIsToldToContinue() async throws {
+        let server = LiveServer()
+        let body = String(buffer: try LiveServer.aak("E-1"))
+        try await server.run { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port, readTimeout: 10)
+            connection.send("POST /postbacks HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n")
+            let interim = await connection.read(until: "\r\n\r\n")
+            #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(interim)")
+            connection.send(body)
+            let (answer, _) = await connection.readUntilClosed()
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+        }
+        #expect(try await server.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 1)
     }
 
     /// Every route refuses a parameter it does not take (the postback routes and dashboard files read no query), and
@@ -122,7 +150,8 @@ import TestSupport
     /// Forwarding URLs are one printable line with a real port; a key cannot add rules past the limit.
     @Test func forwardingRulesAndURLsAreBounded() async throws {
         for url in ["http://a.example/\r\nX: y", "http://a.example/ x", "http://a.example/\u{0}", "http://a.example:99999/", "http://a.example:0/",
-                    "http://user:pw@a.example/", "ftp://a.example/", "http://a.example:/"] {
+                    "http://user:pw@a.example/", "ftp://a.example/", "http://a.example:/", "http://127.0.0.1%00:19050/nul",
+                    "http://a.example%0d%0aX-Injected.example/", "http://a.example:080/", "http://a_b.example/"] {
             #expect(throws: ForwardRule.Problem.self, "\(url.debugDescription)") { try ForwardRule.check(ForwardRule(name: "x", url: url)) }
         }
         for url in ["https://a.example/postbacks", "http://127.0.0.1:8080/p?x=1", "http://[::1]:9000/p"] {
@@ -178,6 +207,12 @@ import TestSupport
         #expect(refused.status == 2)
         #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(refused.stderr.contains("exists; choose a new file name"), "\(refused.stderr)")
+        // A .partial file left by an earlier backup is never silently replaced.
+        #expect(FileManager.default.createFile(atPath: directory + "/again.sqlite.partial", contents: Data("keep".utf8)))
+        let partial = try countersign(["backup", "--database", database, "--to", directory + "/again.sqlite"])
+        #expect(partial.status == 2)
+        #expect(partial.stderr.contains("again.sqlite.partial exists"), "\(partial.stderr)")
+        #expect(FileManager.default.contents(atPath: directory + "/again.sqlite.partial") == Data("keep".utf8))
         let missing = try countersign(["backup", "--database", database, "--to", directory + "/no/such/dir/b.sqlite"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot write"), "\(missing.stderr)")

@@ -67,12 +67,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("rejected-retention"), help: "Days the bodies of rejected requests are kept; their receipts stay (default \(ServeCommand.seconds(defaults.rejectedRetentionDays))).") var rejectedRetention: Double?
     @Option(name: .customLong("rejected-body-budget"), help: "Rejected bodies stored per source address a minute; beyond it only the receipt (default \(ServeCommand.defaults.rejectedBodyBudget)).") var rejectedBodyBudget: Int?
     @Option(name: .customLong("rejected-global-budget"), help: "Rejected bodies stored a minute from all sources; beyond it only receipts (default \(ServeCommand.defaults.rejectedGlobalBudget)).") var rejectedGlobalBudget: Int?
-    @Option(name: .customLong("rejected-receipt-budget"), help: "Receipts of rejected requests stored a minute from all sources; beyond it none (default \(ServeCommand.defaults.rejectedReceiptBudget)).") var rejectedReceiptBudget: Int?
+    @Option(name: .customLong("rejected-receipt-budget"), help: "Receipts of rejected requests stored per source a minute; beyond it none (default \(ServeCommand.defaults.rejectedReceiptBudget)).") var rejectedReceiptBudget: Int?
+    @Option(name: .customLong("rejected-receipt-global-budget"), help: "Receipts of rejected requests stored a minute from all sources; beyond it none (default \(ServeCommand.defaults.rejectedReceiptGlobalBudget)).") var rejectedReceiptGlobalBudget: Int?
     @Option(name: .customLong("unverifiable-budget"), help: "Unverifiable postbacks stored per source a minute; beyond it 429 (default \(ServeCommand.defaults.unverifiableBudget)).") var unverifiableBudget: Int?
     @Option(name: .customLong("unverifiable-global-budget"), help: "Unverifiable postbacks stored a minute from all sources; beyond it 429 (default \(ServeCommand.defaults.unverifiableGlobalBudget)).") var unverifiableGlobalBudget: Int?
     @Option(name: .customLong("unverifiable-retention"), help: "Days unverifiable postbacks are kept, then deleted (default \(ServeCommand.seconds(defaults.unverifiableRetentionDays))).") var unverifiableRetention: Double?
     @Option(name: .customLong("source-prefix-v4"), help: "Bits of an IPv4 address that make one source for the budgets (default \(ServeCommand.defaults.sources.v4Prefix)).") var sourcePrefixV4: Int?
     @Option(name: .customLong("source-prefix-v6"), help: "Bits of an IPv6 address that make one source for the budgets (default \(ServeCommand.defaults.sources.v6Prefix)).") var sourcePrefixV6: Int?
+    @Option(name: .customLong("public-record-budget"), help: "iAd dictionaries and AdServices tokens stored per source a minute; beyond it 429 (default \(ServeCommand.defaults.publicRecordBudget)).") var publicRecordBudget: Int?
+    @Option(name: .customLong("public-record-global-budget"), help: "iAd dictionaries and AdServices tokens stored a minute from all sources; beyond it 429 (default \(ServeCommand.defaults.publicRecordGlobalBudget)).") var publicRecordGlobalBudget: Int?
+    @Option(name: .customLong("spend-upload-limit"), help: "Largest spend, claims or rate file accepted over HTTP, in bytes (default \(ServeCommand.defaults.spendUploadLimit)).") var spendUploadLimit: Int?
     @Option(name: .customLong("forward-max-rules"), help: "Forwarding rules at most (default \(ServeCommand.defaults.forwardMaxRules)).") var forwardMaxRules: Int?
     @Option(name: .customLong("forward-backoff"), help: "Seconds before the first retry of a failed forwarding delivery, doubling (default \(ServeCommand.seconds(defaults.forwardSchedule.initialBackoff))).") var forwardBackoff: Double?
     @Option(name: .customLong("forward-max-backoff"), help: "Longest delay between forwarding retries (default \(ServeCommand.seconds(defaults.forwardSchedule.maximumBackoff))).") var forwardMaxBackoff: Double?
@@ -125,12 +129,16 @@ struct ServeCommand: AsyncParsableCommand {
             "rejected-body-budget": rejectedBodyBudget.map { .int($0) },
             "rejected-global-budget": rejectedGlobalBudget.map { .int($0) },
             "rejected-receipt-budget": rejectedReceiptBudget.map { .int($0) },
+            "rejected-receipt-global-budget": rejectedReceiptGlobalBudget.map { .int($0) },
             "unverifiable-budget": unverifiableBudget.map { .int($0) },
             "unverifiable-global-budget": unverifiableGlobalBudget.map { .int($0) },
             "unverifiable-retention": unverifiableRetention.map { .double($0) },
             "source-prefix-v4": sourcePrefixV4.map { .int($0) },
             "source-prefix-v6": sourcePrefixV6.map { .int($0) },
             "forward-max-rules": forwardMaxRules.map { .int($0) },
+            "spend-upload-limit": spendUploadLimit.map { .int($0) },
+            "public-record-budget": publicRecordBudget.map { .int($0) },
+            "public-record-global-budget": publicRecordGlobalBudget.map { .int($0) },
             "forward-backoff": forwardBackoff.map { .double($0) },
             "forward-max-backoff": forwardMaxBackoff.map { .double($0) },
         ]

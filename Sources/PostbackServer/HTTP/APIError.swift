@@ -17,6 +17,7 @@ enum APIErrorCode: String, CaseIterable {
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
     case insufficientScope = "insufficient_scope"
+    case invalidSpend = "invalid_spend"
     case invalidToken = "invalid_token"
     case malformedRequest = "malformed_request"
     case methodNotAllowed = "method_not_allowed"

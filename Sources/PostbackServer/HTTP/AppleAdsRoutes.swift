@@ -7,12 +7,13 @@ import Store
 /// Apple Ads: `POST /v1/adservices/tokens` and `POST /v1/iad/attribution` (from apps); `GET /v1/adservices/records`,
 /// `/jobs` and `/report` (analysts and operators, API key).
 enum AppleAdsRoutes {
-    static let maximumBody = 64 * 1024
+    /// A token is at most 8 KB of base64 and an iAd dictionary a few hundred bytes; nothing larger is read.
+    static let maximumBody = 16 * 1024
 
     /// Routes apps call; like postbacks they carry no API key, so each source address is rate-limited and the token
     /// queue is bounded.
     static func addPublic(to router: Router<AppRequestContext>, store: StoreDatabase, tokenExchange: TokenExchangeRunner,
-                          limiter: SourceRateLimiter, sources: SourceGrouping, maximumQueue: Int) {
+                          limiter: SourceRateLimiter, sources: SourceGrouping, records: IntakeBudget, maximumQueue: Int) {
         router.post("/v1/adservices/tokens") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
             try limit(limiter, sources.source(of: context.remoteAddress))
@@ -23,6 +24,7 @@ enum AppleAdsRoutes {
             case .failure(let problem): throw APIError(.badRequest, .invalidToken, problem.description)
             }
             if let problem = submission.problem(now: Date()) { throw APIError(.badRequest, .invalidToken, problem.description) }
+            try spend(records, sources.source(of: context.remoteAddress))
             let job: EnqueuedTokenJob
             do {
                 switch try await store.tokenJobs.enqueue(submission, maximumOpen: maximumQueue) {
@@ -58,9 +60,11 @@ enum AppleAdsRoutes {
             if let installID = parameters.get("install_id"), installID.isEmpty || installID.unicodeScalars.count > 256 {
                 throw APIError(.badRequest, .badParameter, "install_id: must be 1 to 256 characters")
             }
+            try spend(records, sources.source(of: context.remoteAddress))
             let stored: StoredAttribution
             do {
-                stored = try await store.attributions.storeClientReported(record, app: parameters.get("app"), installID: parameters.get("install_id"), body: bytes)
+                stored = try await store.attributions.storeClientReported(record, app: parameters.get("app"), installID: parameters.get("install_id"),
+                                                                          body: IAdDictionary.keptBody(bytes))
             } catch {
                 throw APIError(.internalServerError, .storageUnavailable, "the record could not be stored; retry later")
             }
@@ -76,8 +80,18 @@ enum AppleAdsRoutes {
     /// 429 `rate_limited` with `Retry-After` when the caller's address has used its share.
     static func limit(_ limiter: SourceRateLimiter, _ source: String) throws {
         guard let wait = limiter.acquire(source) else { return }
+        throw tooMany("too many requests from this address", wait)
+    }
+
+    /// 429 `rate_limited` when the source, or every source together, has stored its share of records a minute.
+    static func spend(_ budget: IntakeBudget, _ source: String) throws {
+        guard let wait = budget.spend(source) else { return }
+        throw tooMany("too many submissions stored from this address, or from all", wait)
+    }
+
+    static func tooMany(_ what: String, _ wait: Duration) -> APIError {
         let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-        throw APIError(.tooManyRequests, .rateLimited, "too many requests from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+        return APIError(.tooManyRequests, .rateLimited, "\(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
     }
 
     static func collect(_ request: Request) async throws -> [UInt8] {

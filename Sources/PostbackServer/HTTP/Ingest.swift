@@ -55,10 +55,16 @@ struct Ingest: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let result = verifier.verify(bytes, expecting: route.expected)
         verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
-        let decision = appRules.policy.decide(result)
+        var decision = appRules.policy.decide(result)
+        if decision == .keep, bytes.count > PostbackBody.unverifiableKept {
+            decision = .refuse(FieldProblem(.tooLarge, field: nil,
+                "a postback nobody can verify yet is kept only up to \(PostbackBody.unverifiableKept) bytes; Apple's are under 2 KB"))
+        }
         var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
         let source = sources.source(of: context.remoteAddress)
         if intake.isRejected {
+            // Who the body claims to be, for reconciliation; read only for rejected bodies (a stored row says it).
+            intake.claimed = ClaimedIdentity.read(bytes)
             if rejectedReceipts.spend(source) != nil {
                 // Over the global budget for rejected requests: answered as usual, counted, not stored.
                 return try refuse(intake, route: route, context: context)

@@ -63,7 +63,8 @@ struct ServerApplication {
             bodyLimit: settings.bodyLimit,
             sources: settings.sources,
             rejectedBodies: IntakeBudget(kind: "rejected_body", perSourcePerMinute: settings.rejectedBodyBudget, globalPerMinute: settings.rejectedGlobalBudget),
-            rejectedReceipts: IntakeBudget(kind: "rejected_receipt", perSourcePerMinute: settings.rejectedReceiptBudget, globalPerMinute: settings.rejectedReceiptBudget),
+            rejectedReceipts: IntakeBudget(kind: "rejected_receipt", perSourcePerMinute: settings.rejectedReceiptBudget,
+                                           globalPerMinute: settings.rejectedReceiptGlobalBudget),
             unverifiable: IntakeBudget(kind: "unverifiable", perSourcePerMinute: settings.unverifiableBudget, globalPerMinute: settings.unverifiableGlobalBudget)
         )
         // HEAD is answered wherever GET is (the same headers, no body).
@@ -82,6 +83,7 @@ struct ServerApplication {
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
+        SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit)
         let tokenExchange = TokenExchangeRunner(
             store: store,
             configuration: .init(url: settings.adServicesURL, policy: settings.adServicesPolicy, concurrency: settings.adServicesConcurrency),
@@ -89,6 +91,8 @@ struct ServerApplication {
         )
         AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
                                  limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst), sources: settings.sources,
+                                 records: IntakeBudget(kind: "apple_ads_submission", perSourcePerMinute: settings.publicRecordBudget,
+                                                       globalPerMinute: settings.publicRecordGlobalBudget),
                                  maximumQueue: settings.adServicesMaximumQueue)
         // Names of Apple Ads campaigns, ad groups and keywords, read only when an API user is configured.
         let appleAdsNames: [any Service] = settings.appleAdsCredentials.map { credentials in
@@ -139,7 +143,7 @@ struct ServerApplication {
         return Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout), MalformedRequestHandler()],
+                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout), MalformedRequestHandler(), ExpectContinueHandler()],
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),

@@ -34,24 +34,32 @@ final class Forwarder: Service, Sendable {
 
     /// How often the per-partner gauges are read from the database (a count over the outbox).
     static let gaugeInterval: TimeInterval = 10
+    /// How often the rules' entries are counted against their limits: a rule takes at most this long of traffic beyond
+    /// its `max_entries` before it is marked full.
+    static let capacityInterval: TimeInterval = 2
 
     func run() async throws {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        let lastGauges = Mutex(Date.distantPast)
+        let lastGauges = Mutex(Date.distantPast), lastCapacity = Mutex(Date.distantPast)
         await loop.run(every: pollInterval, onTick: {
-            let due = lastGauges.withLock { last in
-                guard Date().timeIntervalSince(last) >= Self.gaugeInterval else { return false }
-                last = Date()
-                return true
-            }
-            if due { await self.updateGauges() }
+            if Self.due(lastCapacity, every: Self.capacityInterval) { await self.checkCapacity() }
+            if Self.due(lastGauges, every: Self.gaugeInterval) { await self.updateGauges() }
         }, claim: claimDue) { delivery in
             await self.deliver(delivery, client: client)
             self.inFlight.withLock { $0[delivery.partner, default: 1] -= 1 }
         }
         try? await client.shutdown()
+    }
+
+    /// Whether `interval` has passed since `last`, which then becomes now.
+    private static func due(_ last: borrowing Mutex<Date>, every interval: TimeInterval) -> Bool {
+        last.withLock { last in
+            guard Date().timeIntervalSince(last) >= interval else { return false }
+            last = Date()
+            return true
+        }
     }
 
     /// Claims what is due for every partner with a free slot here.
@@ -132,9 +140,8 @@ final class Forwarder: Service, Sendable {
         return ("network", text)
     }
 
-    /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_pending`,
-    /// `countersign_forward_dead` and `countersign_forward_full` per partner.
-    private func updateGauges() async {
+    /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_full` per partner.
+    private func checkCapacity() async {
         do {
             for change in try await store.forwarding.checkCapacity() {
                 Gauge(label: "countersign_forward_full", dimensions: [("partner", change.partner)]).record(change.full ? 1 : 0)
@@ -152,6 +159,10 @@ final class Forwarder: Service, Sendable {
         } catch {
             logger.error("cannot check the forwarding rules' limits", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Sets `countersign_forward_pending` and `countersign_forward_dead` per partner.
+    private func updateGauges() async {
         guard let status = try? await store.forwarding.status() else { return }
         guard let partner = status.columns.firstIndex(of: "partner"), let pending = status.columns.firstIndex(of: "pending"),
               let dead = status.columns.firstIndex(of: "dead") else { return }

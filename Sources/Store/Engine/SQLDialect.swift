@@ -27,6 +27,14 @@ public enum SQLDialect: String, Sendable {
     }
 
     /// Member `key` of element `index` of a JSON array held as text, as text.
+    /// `timestamp` (UTC ISO 8601 text) `hours` earlier, in the same form.
+    func timestamp(_ timestamp: String, hoursBack hours: Int) -> String {
+        switch self {
+        case .sqlite: "strftime('%Y-%m-%dT%H:%M:%fZ', \(timestamp), '-\(hours) hours')"
+        case .postgres: "to_char((CAST(\(timestamp) AS timestamptz) - interval '\(hours) hours') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+        }
+    }
+
     func jsonArrayElementMember(_ json: String, index: Int, key: String) -> String {
         switch self {
         case .sqlite: "json_extract(\(json), '$[\(index)].\(key)')"

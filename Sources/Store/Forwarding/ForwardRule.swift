@@ -107,14 +107,31 @@ public struct ForwardRule: Sendable, Equatable {
         }
     }
 
-    /// The URL's port, when it names one, is 1 to 65535 (Foundation reads `:99999` as a port).
+    /// The URL's host is a DNS name (letters, digits, `-` and `.`), an IPv4 address or a bracketed IPv6 address, never
+    /// percent-encoded; its port, when it names one, is 1 to 65535 written without leading zeros.
     private static func portIsValid(_ url: String, _ components: URLComponents) -> Bool {
-        guard let port = components.port else {
-            // `host:` with no digits, or digits Foundation could not read as a port.
-            let authority = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(2).first ?? ""
-            return !authority.contains(":") || authority.hasPrefix("[") && !authority.contains("]:")
+        let authority = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+        let (host, port): (Substring, Substring?)
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else { return false }
+            port = rest.isEmpty ? nil : rest.dropFirst()
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+        } else {
+            let parts = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            host = parts[0]
+            port = parts.count > 1 ? parts[1] : nil
+            let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+            guard !host.isEmpty, host.utf8.count <= 253, labels.allSatisfy({ label in
+                (1...63).contains(label.count) && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+                    && !label.hasPrefix("-") && !label.hasSuffix("-")
+            }) else { return false }
         }
-        return (1...65535).contains(port)
+        guard let port else { return true }
+        guard let number = Int(port), (1...65535).contains(number), String(number) == port else { return false }
+        return components.port == number
     }
 
     /// The rule as JSON, as the CLI and the API show it.

@@ -665,6 +665,76 @@ enum SQLiteMigrations {
                 GROUP BY local_day, time_zone, app, app_name, ad_network_id, protocol, environment, campaign, conversion_class, conversion_window, currency;
                 """)
         }
+        migrator.registerMigration("v19-spend-claims-rates") { db in
+            // What networks claim and cost (issue 26): imports with their provenance, the rows each imported (one per
+            // day, app, ad network, campaign and country; a later import of a day replaces it), and the exchange rates
+            // users give. Money in whole millionths; rates as exact decimal text. A rejected body's receipt keeps who it
+            // claims to be (postback or transaction id, ad network, app, source), for reconciliation. Views: spend_daily
+            // (the networks' reports) and cohorts_daily (installs and revenue by estimated install day). Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE receipts ADD COLUMN claimed_id TEXT;
+                ALTER TABLE receipts ADD COLUMN claimed_ad_network TEXT;
+                ALTER TABLE receipts ADD COLUMN claimed_app INTEGER;
+                ALTER TABLE receipts ADD COLUMN claimed_source TEXT;
+                CREATE INDEX receipts_claimed ON receipts(claimed_id) WHERE claimed_id IS NOT NULL;
+                CREATE TABLE spend_imports (
+                    id INTEGER PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    imported_at TEXT NOT NULL,
+                    imported_by TEXT NOT NULL,
+                    file_name TEXT,
+                    file_sha256 TEXT NOT NULL,
+                    format TEXT NOT NULL,
+                    rows INTEGER NOT NULL,
+                    replaced INTEGER NOT NULL,
+                    first_day TEXT,
+                    last_day TEXT
+                );
+                CREATE TABLE spend (
+                    day TEXT NOT NULL,
+                    app INTEGER NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    campaign TEXT NOT NULL,
+                    country TEXT NOT NULL,
+                    impressions INTEGER,
+                    clicks INTEGER,
+                    claimed_installs INTEGER,
+                    claimed_re_engagements INTEGER,
+                    spend_micros INTEGER,
+                    currency TEXT,
+                    import_id INTEGER NOT NULL,
+                    PRIMARY KEY (day, app, ad_network_id, campaign, country)
+                );
+                CREATE INDEX spend_app_network ON spend(app, ad_network_id, day);
+                CREATE TABLE exchange_rates (
+                    day TEXT NOT NULL,
+                    from_currency TEXT NOT NULL,
+                    to_currency TEXT NOT NULL,
+                    rate TEXT NOT NULL,
+                    import_id INTEGER NOT NULL,
+                    PRIMARY KEY (from_currency, to_currency, day)
+                );
+                CREATE VIEW spend_daily AS
+                SELECT s.day, s.app, coalesce(a.name, CAST(s.app AS TEXT)) AS app_name, s.ad_network_id, s.campaign, s.country,
+                       s.impressions, s.clicks, s.claimed_installs, s.claimed_re_engagements, s.spend_micros,
+                       s.spend_micros / 1000000.0 AS spend, s.currency, s.import_id
+                FROM spend s LEFT JOIN apps a ON a.app = s.app;
+                CREATE VIEW cohorts_daily AS
+                SELECT substr(estimated_install_at, 1, 10) AS install_day, app, app_name, ad_network_id, coalesce(campaign, '') AS campaign, currency,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install' THEN 1 ELSE 0 END) AS installs,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 're-engagement' THEN 1 ELSE 0 END) AS re_engagements,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install'
+                                 AND conversion_value_unsigned IS NULL AND coarse_value_unsigned IS NULL THEN 1 ELSE 0 END) AS installs_without_value,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 0 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_0,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 0 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_0,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 1 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_1,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 1 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_1,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 2 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_2,
+                       sum(CASE WHEN countable = 1 AND conversion_window = 2 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_2
+                FROM conversions
+                GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
+                """)
+        }
         return migrator
     }
 }

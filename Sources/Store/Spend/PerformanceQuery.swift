@@ -1,0 +1,91 @@
+import Foundation
+import Postback
+
+/// A performance report request: what installs cost and returned, and what networks claimed against what Apple signed,
+/// grouped by day, app, ad network, campaign or country. Validated against closed lists, so no caller text reaches SQL.
+public struct PerformanceQuery: Sendable, Equatable {
+    /// A way to group.
+    public enum Dimension: String, Sendable, CaseIterable {
+        case day, week, app, appName = "app_name", adNetwork = "ad_network", adNetworkName = "ad_network_name", campaign, country
+
+        /// What the dimension's values are.
+        public var definition: String {
+            switch self {
+            case .day: "The day in the report's time zone: of the install (estimated from Apple's timers, basis=install, the default), or of the postback's arrival (basis=arrival); the network's reporting day for what it claims and spent."
+            case .week: "The ISO 8601 week of that day."
+            case .app: "The advertised app's App Store id."
+            case .appName: "The app's name in the app registry, else its id."
+            case .adNetwork: "The ad network id."
+            case .adNetworkName: "The ad network's name from the registry, else its id."
+            case .campaign: "The campaign: digits 1-2 of the source identifier (the campaign-id before SKAdNetwork 4.0), and the campaign column of the network's report."
+            case .country: "The unsigned country-code of the postbacks (empty when Apple sent none), and the country column of the network's report."
+            }
+        }
+    }
+
+    /// Which day a postback counts on.
+    public enum Basis: String, Sendable, CaseIterable {
+        /// The estimated day of the install it reports (docs/metrics.md): cohorts, comparable with the network's days.
+        case install
+        /// The day it arrived.
+        case arrival
+    }
+
+    public var from: Date?
+    public var to: Date?
+    public var timeZone = ReportTimeZone.utc
+    public var app: Int64?
+    public var adNetwork: String?
+    public var campaign: String?
+    public var country: String?
+    public var groupBy: [Dimension] = []
+    /// The reporting currency every amount is converted into with the imported exchange rates; nil keeps each amount in
+    /// its own currency.
+    public var currency: String?
+    public var basis = Basis.install
+
+    public init() {}
+
+    /// Parses `from`, `to`, `tz`, `app`, `ad_network`, `campaign`, `country`, `by`, `currency`, `basis`; refuses others.
+    public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> PerformanceQuery {
+        var query = PerformanceQuery()
+        var times: [(String, String)] = []
+        for (name, value) in parameters {
+            func fail(_ message: String) -> ReportQuery.Problem { ReportQuery.Problem(parameter: name, message: message) }
+            switch name {
+            case "from", "to": times.append((name, value))
+            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
+            case "app": query.app = try QueryParameter.app(name, value)
+            case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
+            case "campaign":
+                guard (1...64).contains(value.count), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    throw fail("must be 1 to 64 characters")
+                }
+                query.campaign = value
+            case "country":
+                guard value.count == 2, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a two-letter country code") }
+                query.country = value.uppercased()
+            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
+            case "currency":
+                guard CurrencyCode.isKnown(value.uppercased()) else { throw fail("must be an ISO 4217 currency code such as USD") }
+                query.currency = value.uppercased()
+            case "basis":
+                guard let basis = Basis(rawValue: value) else { throw fail("must be install or arrival") }
+                query.basis = basis
+            default:
+                if extraAllowed.contains(name) { continue }
+                throw fail("unknown parameter")
+            }
+        }
+        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
+        return query
+    }
+
+    /// The local day (`YYYY-MM-DD` in the report's zone) of `date`.
+    func day(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone.zone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import JWS
+import Postback
+import Spend
+
+/// The performance report: installs and revenue Apple signed, beside the spend and claims networks reported, with the
+/// ratios a growth team decides by (docs/metrics.md). Three grouped reads (verified postbacks, the networks' reports,
+/// forgeries naming a network), added up in Swift so money stays exact and is never added across currencies.
+public struct PerformanceReader: Sendable {
+    let engine: any DatabaseEngine
+
+    /// The report for `query`: its dimensions, then ``PerformanceMetric`` in order, and `currency`.
+    public func report(_ query: PerformanceQuery) async throws -> ReportTable {
+        let rates = query.currency == nil ? [] : try await SpendLedger(engine: engine).rates()
+        let parts = try await engine.read { db in
+            (verified: try db.rows(Self.verifiedSQL(query, db.dialect).sql, Self.verifiedSQL(query, db.dialect).arguments, reuse: .once),
+             spend: try db.rows(Self.spendSQL(query, db.dialect).sql, Self.spendSQL(query, db.dialect).arguments, reuse: .once),
+             forged: try db.rows(Self.forgedSQL(query, db.dialect).sql, Self.forgedSQL(query, db.dialect).arguments, reuse: .once))
+        }
+        // Groups by their cells' JSON text, with the cells themselves.
+        var groups: [String: (cells: [JSONValue], group: PerformanceGroup)] = [:]
+        let dimensions = query.groupBy.count
+        func group(_ row: SQLRow) -> [JSONValue] { (0..<dimensions).map { ReportTable.cell(row.values[$0]) } }
+        func accumulate(_ cells: [JSONValue], _ body: (inout PerformanceGroup) -> Void) {
+            let key = JSONValue.array(cells).serialized
+            var entry = groups[key] ?? (cells, PerformanceGroup())
+            body(&entry.group)
+            groups[key] = entry
+        }
+        let converter = CurrencyConverter(target: query.currency, rates: rates)
+        for row in parts.verified {
+            let currency = try row.get("currency", as: String.self)
+            let day = try row.get("rate_day", as: String.self)
+            let counts = try PerformanceGroup.countColumns.map { try row.get($0, as: Int64.self) }
+            let revenue = try (0..<6).map { try row.get("revenue_\($0)", as: Int64.self) }
+            accumulate(group(row)) { group in
+                group.add(counts: counts)
+                guard !currency.isEmpty, revenue.contains(where: { $0 != 0 }) else { return }
+                group.addRevenue(revenue, currency: currency, day: day, converter: converter)
+            }
+        }
+        for row in parts.spend {
+            let currency = try row.get("currency", as: String?.self)
+            let day = try row.get("rate_day", as: String.self)
+            accumulate(group(row)) { group in
+                group.addClaims(installs: try? row.get("claimed_installs", as: Int64?.self), reEngagements: try? row.get("claimed_re_engagements", as: Int64?.self),
+                                impressions: try? row.get("impressions", as: Int64?.self), clicks: try? row.get("clicks", as: Int64?.self))
+                if let currency, let micros = try? row.get("spend_micros", as: Int64?.self) {
+                    group.addSpend(micros, currency: currency, day: day, converter: converter)
+                }
+            }
+        }
+        for row in parts.forged {
+            let count = try row.get("forged", as: Int64.self)
+            accumulate(group(row)) { $0.forged += count }
+        }
+        let rows = groups.values.sorted { Self.precedes($0.cells, $1.cells) }.map { $0.cells + $0.group.cells(target: query.currency) }
+        return ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + PerformanceMetric.allCases.map(\.rawValue), rows: rows,
+                           timeZone: query.timeZone.identifier)
+    }
+
+    /// Rows in order of their dimensions: numbers as numbers, text as text, empty first.
+    static func precedes(_ left: [JSONValue], _ right: [JSONValue]) -> Bool {
+        for (a, b) in zip(left, right) where a != b {
+            switch (a, b) {
+            case (.null, _): return true
+            case (_, .null): return false
+            case (.number(let x), .number(let y)): return (Double(x) ?? 0) < (Double(y) ?? 0)
+            default: return a.serialized < b.serialized
+            }
+        }
+        return false
+    }
+
+    // MARK: SQL
+
+    /// The day expression over a UTC timestamp column, in the query's zone.
+    static func day(_ timestamp: String, _ query: PerformanceQuery, _ dialect: SQLDialect, shiftedBack: Int = 0) -> String {
+        query.timeZone.isUTC ? "substr(\(timestamp), 1, 10)"
+            : query.timeZone.day(of: timestamp, from: query.from?.addingTimeInterval(-Double(shiftedBack) * 3600 - 41 * 86_400), to: query.to, dialect: dialect)
+    }
+
+    /// The grouping expressions for `columns`, in the query's order, then the day the amounts are converted at.
+    static func select(_ query: PerformanceQuery, day: String, app: String, appName: String, adNetwork: String, campaign: String, country: String,
+                       _ dialect: SQLDialect) -> [String] {
+        query.groupBy.map { dimension in
+            switch dimension {
+            case .day: day
+            case .week: dialect.isoWeek(day)
+            case .app: app
+            case .appName: appName
+            case .adNetwork: adNetwork
+            case .adNetworkName: "coalesce(an.name, \(ReportQuery.Dimension.builtIn(NameRegistry.builtInAdNetworks, of: adNetwork)), \(adNetwork))"
+            case .campaign: campaign
+            case .country: country
+            }
+        } + [day]
+    }
+
+    /// `WHERE` conditions on the day and the filters, over one source's columns.
+    static func filters(_ query: PerformanceQuery, day: String, app: String, adNetwork: String, campaign: String, country: String) -> (sql: [String], arguments: [any SQLValueConvertible]) {
+        var conditions: [String] = []
+        var arguments: [any SQLValueConvertible] = []
+        if let from = query.from { conditions.append("\(day) >= ?"); arguments.append(query.day(from)) }
+        if let to = query.to { conditions.append("\(day) < ?"); arguments.append(query.day(to)) }
+        if let value = query.app { conditions.append("\(app) = ?"); arguments.append(value) }
+        if let value = query.adNetwork { conditions.append("\(adNetwork) = ?"); arguments.append(value) }
+        if let value = query.campaign { conditions.append("\(campaign) = ?"); arguments.append(value) }
+        if let value = query.country { conditions.append("\(country) = ?"); arguments.append(value) }
+        return (conditions, arguments)
+    }
+
+    static func grouped(_ selected: [String]) -> String {
+        "GROUP BY " + (1...selected.count).map(String.init).joined(separator: ", ")
+    }
+
+    static func joins(_ query: PerformanceQuery, adNetwork: String) -> String {
+        query.groupBy.contains(.adNetworkName) ? " LEFT JOIN ad_networks an ON an.ad_network_id = \(adNetwork)" : ""
+    }
+
+    /// Postbacks of every outcome, summed per group, day and currency.
+    static func verifiedSQL(_ query: PerformanceQuery, _ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
+        let day = Self.day(query.basis == .install ? "c.estimated_install_at" : "c.received_at", query, dialect)
+        let selected = select(query, day: day, app: "c.app", appName: "c.app_name", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
+                              country: "coalesce(c.country_code_unsigned, '')", dialect)
+        let (conditions, arguments) = filters(query, day: day, app: "c.app", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
+                                              country: "coalesce(c.country_code_unsigned, '')")
+        let install = "c.did_win = 1 AND c.conversion_window = 0 AND c.conversion_class = 'install'"
+        let installs = "c.countable = 1 AND \(install)"
+        let value = "(c.conversion_value_unsigned IS NOT NULL OR c.coarse_value_unsigned IS NOT NULL)"
+        func count(_ condition: String) -> String { "sum(CASE WHEN \(condition) THEN 1 ELSE 0 END)" }
+        var measures = [
+            "\(count(installs)) AS installs",
+            "\(count("c.countable = 1 AND c.did_win = 1 AND c.conversion_window = 0 AND c.conversion_class = 're-engagement'")) AS re_engagements",
+            "\(count("\(installs) AND \(value)")) AS installs_with_value",
+        ]
+        for tier in 0...3 {
+            measures.append("\(count("\(installs) AND c.tier_min = \(tier)")) AS tier_\(tier)")
+            measures.append("\(count("\(installs) AND c.tier_min = \(tier) AND \(value)")) AS tier_value_\(tier)")
+        }
+        measures += [
+            "\(count("c.outcome = 'unverifiable' AND \(install)")) AS not_counted_unverifiable",
+            "\(count("c.outcome = 'verified' AND c.environment = 'development' AND \(install)")) AS not_counted_development",
+            "\(count("c.outcome = 'verified' AND c.environment = 'production' AND c.countable = 0 AND \(install)")) AS not_counted_policy",
+            "sum(CASE WHEN \(install) THEN c.duplicates + c.replays ELSE 0 END) AS copies",
+        ]
+        for window in 0...2 {
+            measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_window = \(window) THEN coalesce(c.revenue_min_micros, 0) ELSE 0 END) AS revenue_\(window * 2)")
+            measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_window = \(window) THEN coalesce(c.revenue_max_micros, 0) ELSE 0 END) AS revenue_\(window * 2 + 1)")
+        }
+        let columns = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
+        let sql = "SELECT \(columns.joined(separator: ", ")), coalesce(c.currency, '') AS currency, \(measures.joined(separator: ", ")) FROM conversions c"
+            + joins(query, adNetwork: "c.ad_network_id") + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + " " + grouped(selected + ["coalesce(c.currency, '')"])
+        return (sql, arguments)
+    }
+
+    /// The networks' reports, summed per group, day and currency.
+    static func spendSQL(_ query: PerformanceQuery, _ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
+        let selected = select(query, day: "s.day", app: "s.app", appName: "coalesce(ap.name, CAST(s.app AS TEXT))", adNetwork: "s.ad_network_id",
+                              campaign: "s.campaign", country: "s.country", dialect)
+        let (conditions, arguments) = filters(query, day: "s.day", app: "s.app", adNetwork: "s.ad_network_id", campaign: "s.campaign", country: "s.country")
+        let columns = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
+        let sql = "SELECT \(columns.joined(separator: ", ")), s.currency, sum(s.spend_micros) AS spend_micros, sum(s.claimed_installs) AS claimed_installs, "
+            + "sum(s.claimed_re_engagements) AS claimed_re_engagements, sum(s.impressions) AS impressions, sum(s.clicks) AS clicks "
+            + "FROM spend s LEFT JOIN apps ap ON ap.app = s.app" + joins(query, adNetwork: "s.ad_network_id")
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " " + grouped(selected + ["s.currency"])
+        return (sql, arguments)
+    }
+
+    /// Bodies that failed verification but name a network and app: refused ones by their receipts, and stored ones
+    /// `reverify` found forged. On the install basis a forgery's day is its arrival less a first window's delay.
+    static func forgedSQL(_ query: PerformanceQuery, _ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
+        let shifted = query.basis == .install ? dialect.timestamp("f.received_at", hoursBack: 84) : "f.received_at"
+        let day = Self.day(shifted, query, dialect, shiftedBack: 84)
+        let selected = select(query, day: day, app: "f.app", appName: "coalesce(ap.name, CAST(f.app AS TEXT))", adNetwork: "f.ad_network_id",
+                              campaign: "f.campaign", country: "''", dialect)
+        let (conditions, arguments) = filters(query, day: day, app: "f.app", adNetwork: "f.ad_network_id", campaign: "f.campaign", country: "''")
+        let source = """
+            (SELECT r.received_at, r.claimed_app AS app, r.claimed_ad_network AS ad_network_id, coalesce(substr(r.claimed_source, 1, 2), '') AS campaign
+             FROM receipts r WHERE r.disposition = 'rejected' AND r.outcome = 'invalid' AND r.claimed_app IS NOT NULL AND r.claimed_ad_network IS NOT NULL
+             UNION ALL
+             SELECT p.received_at, p.advertised_item_id, p.ad_network_id, coalesce(substr(p.source_digits, 1, 2), '')
+             FROM postbacks p WHERE p.outcome = 'invalid')
+            """
+        let columns: String = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
+            .joined(separator: ", ")
+        let filter: String = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let head: String = "SELECT \(columns), count(*) AS forged FROM \(source) f LEFT JOIN apps ap ON ap.app = f.app"
+        let sql: String = head + joins(query, adNetwork: "f.ad_network_id") + filter + " " + grouped(selected)
+        return (sql, arguments)
+    }
+}
+
+/// Converts amounts into the reporting currency with the user's daily rates: the rate of the amount's day, else the
+/// latest earlier one of the same pair, else the inverse of the opposite pair; and remembers which it used.
+struct CurrencyConverter {
+    let target: String?
+    /// Rates by "FROM>TO", oldest first.
+    private let byPair: [String: [ExchangeRate]]
+
+    init(target: String?, rates: [ExchangeRate]) {
+        self.target = target
+        byPair = Dictionary(grouping: rates) { "\($0.from)>\($0.to)" }.mapValues { $0.sorted { $0.day < $1.day } }
+    }
+
+    /// The rate from `currency` into the target on `day`, and how to name it; nil when none is known.
+    func rate(from currency: String, on day: String) -> (rate: Decimal, label: String)? {
+        guard let target, currency != target else { return (1, "") }
+        if let rate = byPair["\(currency)>\(target)"]?.last(where: { $0.day <= day }) {
+            return (rate.rate, "\(currency)>\(target) \(rate.rate) (\(rate.day))")
+        }
+        if let rate = byPair["\(target)>\(currency)"]?.last(where: { $0.day <= day }) {
+            return (1 / rate.rate, "\(currency)>\(target) 1/\(rate.rate) (\(rate.day))")
+        }
+        return nil
+    }
+}

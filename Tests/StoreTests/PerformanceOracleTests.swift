@@ -1,0 +1,298 @@
+import Foundation
+import JWS
+import Postback
+import PostbackMint
+import Spend
+@testable import Store
+import Testing
+import TestSupport
+
+/// The oracle test of the analysts' numbers (issue 26): a month of simulated traffic (installs per window, winners and
+/// losers, replays, forgeries, unverifiable postbacks), a network's report over-claiming by a known share, spend in two
+/// currencies and a rate table; every figure of the performance report equals what this test computes itself from the
+/// stored rows, on both engines, in JSON and CSV, and the SQL views agree.
+@Suite struct PerformanceOracleTests {
+    static let key = try! ECPrivateKey.generate()
+    static let forger = try! ECPrivateKey.generate()
+    static let developmentKey = try! ECPrivateKey.generate()
+    static let start = Timestamp.parse("2026-10-01")!
+    static let plan = TrialPlan(apps: [1_108_187_390, 525_463_029], start: start, days: 30, installsPerDay: 24,
+                                now: Timestamp.parse("2026-11-20")!, seed: 26)
+
+    /// The store with the trial stored through the verify-and-store path, the schemas, the network's report and rates.
+    static func fixture(_ engine: TestEngine) async throws -> (StoreDatabase, TrialLedger) {
+        let store = try engine.freshStore()
+        for name in ["game", "subscription"] {
+            let document = try ExampleSchema.document(name)
+            let app = try #require(try JSONParser.parse(document).object?["app"]?.string)
+            guard case .stored = try await store.schemas.put(app: app, document: document) else { Issue.record("schema \(name) refused"); throw CancellationError() }
+        }
+        let ledger = try Trial.generate(plan, key: key, keyID: "sim/0", forger: forger, development: (developmentKey, "sim-development/0"))
+        let verifier = PostbackVerifier(keyRing: try KeyRing([
+            KeyEntry(keyID: "sim/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+            KeyEntry(keyID: "sim-development/0", key: developmentKey.publicKey, environment: .development, usages: [.aak], origin: "test"),
+        ]))
+        var intakes: [Intake] = []
+        for sent in ledger.sent {
+            let result = verifier.verify(sent.body, expecting: sent.family)
+            // Development postbacks accepted (the setting allow-development): stored, never counted.
+            var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: sent.family.rawValue, body: sent.body, result: result,
+                                decision: TrustPolicy(allowDevelopment: true).decide(result))
+            if intake.isRejected { intake.claimed = ClaimedIdentity.read(sent.body) }
+            intakes.append(intake)
+        }
+        for start in stride(from: 0, to: intakes.count, by: 500) { _ = try store.ledger.persist(Array(intakes[start..<min(start + 500, intakes.count)])) }
+        try store.rollup.fold()
+        // The rules in force: the second app accepts only the AdAttributionKit network, so the other's postbacks for it
+        // are stored, verified, and not counted by policy.
+        try await store.counting.apply(TrustPolicy(allowDevelopment: true, apps: [
+            plan.apps[0]: .init(),
+            plan.apps[1]: .init(acceptedAdNetworks: ["example.adattributionkit"]),
+        ]))
+        let claims = Array(ledger.claimsCSV(plan).utf8)
+        guard case .success(let rows) = SpendFile.read(claims, format: .generic) else { Issue.record("claims refused"); throw CancellationError() }
+        _ = try await store.spend.importSpend(rows, provenance: ImportProvenance(importedBy: "test", fileName: nil, format: "generic", bytes: claims))
+        var rates = "date,from,to,rate\n"
+        for day in 0..<60 {
+            let date = Timestamp.format(start.addingTimeInterval(Double(day) * 86_400)).prefix(10)
+            rates += "\(date),EUR,USD,1.0\(800 + day)\n"
+        }
+        guard case .success(let parsed) = ExchangeRateFile.read(Array(rates.utf8)) else { Issue.record("rates refused"); throw CancellationError() }
+        _ = try await store.spend.importRates(parsed, provenance: ImportProvenance(importedBy: "test", fileName: nil, format: "rates", bytes: Array(rates.utf8)))
+        return (store, ledger)
+    }
+
+    /// One group of the oracle, added up from raw rows.
+    struct Expected {
+        var installs = 0, reEngagements = 0, withValue = 0, tiers = [Int](repeating: 0, count: 4), tiersWithValue = [Int](repeating: 0, count: 4)
+        var notCountedUnverifiable = 0, notCountedDevelopment = 0, notCountedPolicy = 0, copies = 0, forged = 0
+        var claimed: Int?, claimedReEngagements: Int?
+        var revenue: [String: [Decimal]] = [:]
+        var spend: [String: Decimal] = [:]
+    }
+
+    /// docs/metrics.md: arrival less 36 h (SKAdNetwork before 4.0), 84 h (window 0), 252 h (1), 924 h (2).
+    static func installDay(_ receivedAt: String, protocol family: String, version: String?, window: Int) -> String {
+        let legacy = family == "skan" && ["1.0", "2.0", "2.1", "2.2", "3.0"].contains(version ?? "")
+        let hours = legacy ? 36 : [84, 252, 924][window]
+        return String(Timestamp.format(Timestamp.parse(receivedAt)!.addingTimeInterval(-Double(hours) * 3600)).prefix(10))
+    }
+
+    /// The oracle: groups by ad network, campaign and install day, from the stored rows, converted into `target` with
+    /// the stored rates when given.
+    static func oracle(_ store: StoreDatabase, target: String?) async throws -> [String: Expected] {
+        let rates = try await store.spend.rates()
+        func rate(_ currency: String, _ day: String) -> Decimal? {
+            guard let target, currency != target else { return 1 }
+            return rates.filter { $0.from == currency && $0.to == target && $0.day <= day }.max { $0.day < $1.day }?.rate
+        }
+        var groups: [String: Expected] = [:]
+        for row in try await store.rows("""
+            SELECT protocol, version, outcome, environment, countable, ad_network_id, source_digits, conversion_class, conversion_window, did_win,
+                   conversion_value, coarse_value, tier_min, revenue_min, revenue_max, currency, received_at, duplicates, replays FROM postbacks
+            """) {
+            let outcome = try row.get("outcome", as: String.self)
+            let window = try row.get("conversion_window", as: Int.self)
+            let day = installDay(try row.get("received_at"), protocol: try row.get("protocol"), version: try row.get("version"),
+                                 window: outcome == "invalid" ? 0 : window)
+            let key = "\(try row.get("ad_network_id", as: String.self))|\(String((try row.get("source_digits", as: String?.self) ?? "").prefix(2)))|\(day)"
+            let countable = try row.get("countable", as: Bool.self)
+            let didWin = try row.get("did_win", as: Bool.self), conversionClass = try row.get("conversion_class", as: String?.self)
+            let install = didWin && window == 0 && conversionClass == "install"
+            var group = groups[key] ?? Expected()
+            if outcome == "invalid" { group.forged += 1; groups[key] = group; continue }
+            let fine = try row.get("conversion_value", as: Int?.self), coarse = try row.get("coarse_value", as: String?.self)
+            let hasValue = fine != nil || coarse != nil
+            if countable, install {
+                group.installs += 1
+                let tier = try row.get("tier_min", as: Int.self)
+                group.tiers[tier] += 1
+                if hasValue { group.withValue += 1; group.tiersWithValue[tier] += 1 }
+            }
+            if countable, didWin, window == 0, conversionClass == "re-engagement" { group.reEngagements += 1 }
+            if outcome == "unverifiable", install { group.notCountedUnverifiable += 1 }
+            let production = try row.get("environment", as: String?.self) == "production"
+            if outcome == "verified", !production, install { group.notCountedDevelopment += 1 }
+            if outcome == "verified", production, !countable, install { group.notCountedPolicy += 1 }
+            if install { group.copies += try row.get("duplicates", as: Int.self) + row.get("replays", as: Int.self) }
+            if countable, let currency = try row.get("currency", as: String?.self), let rate = rate(currency, day) {
+                let low = Decimal(Int64((try row.get("revenue_min", as: Double?.self) ?? 0) * 1_000_000 + 0.5)) * rate
+                let high = Decimal(Int64((try row.get("revenue_max", as: Double?.self) ?? 0) * 1_000_000 + 0.5)) * rate
+                // A value without revenue puts no currency on the row.
+                guard low != 0 || high != 0 else { groups[key] = group; continue }
+                var sums = group.revenue[target ?? currency] ?? [Decimal](repeating: 0, count: 6)
+                sums[window * 2] += low
+                sums[window * 2 + 1] += high
+                group.revenue[target ?? currency] = sums
+            }
+            groups[key] = group
+        }
+        // Forgeries refused at the door, by what they claim, on the day of a first window.
+        for row in try await store.rows("SELECT received_at, claimed_ad_network, claimed_source FROM receipts WHERE disposition = 'rejected' AND outcome = 'invalid' AND claimed_app IS NOT NULL AND claimed_ad_network IS NOT NULL") {
+            let day = installDay(try row.get("received_at"), protocol: "aak", version: nil, window: 0)
+            let key = "\(try row.get("claimed_ad_network", as: String.self))|\(String((try row.get("claimed_source", as: String?.self) ?? "").prefix(2)))|\(day)"
+            groups[key, default: Expected()].forged += 1
+        }
+        for row in try await store.rows("SELECT day, ad_network_id, campaign, claimed_installs, claimed_re_engagements, spend_micros, currency FROM spend") {
+            let day = try row.get("day", as: String.self), currency = try row.get("currency", as: String.self)
+            let key = "\(try row.get("ad_network_id", as: String.self))|\(try row.get("campaign", as: String.self))|\(day)"
+            var group = groups[key] ?? Expected()
+            group.claimed = (group.claimed ?? 0) + (try row.get("claimed_installs", as: Int.self))
+            group.claimedReEngagements = (group.claimedReEngagements ?? 0) + (try row.get("claimed_re_engagements", as: Int.self))
+            if let rate = rate(currency, day) { group.spend[target ?? currency, default: 0] += Decimal(try row.get("spend_micros", as: Int64.self)) * rate }
+            groups[key] = group
+        }
+        return groups
+    }
+
+    static func text(_ value: Decimal, _ places: Int) -> String { PerformanceGroup.decimal(value, places: places) }
+
+    /// What the oracle says each metric of `group` is, as the report writes it (nil: empty).
+    static func expected(_ group: Expected, target: String?) -> [String: String?] {
+        let currencies = Set(group.revenue.keys).union(group.spend.keys)
+        let currency = target ?? (currencies.count == 1 ? currencies.first : nil)
+        let sums = currency.map { group.revenue[$0] ?? [Decimal](repeating: 0, count: 6) }
+        let spend = currency.flatMap { group.spend[$0] }
+        let low = sums.map { $0[0] + $0[2] + $0[4] }, high = sums.map { $0[1] + $0[3] + $0[5] }
+        let middle = sums.map { $0.reduce(0, +) / 2 }
+        func money(_ micros: Decimal?) -> String? { micros.map { text($0 / 1_000_000, 6) } }
+        func ratio(_ part: Decimal?, _ whole: Decimal?) -> String? { part.flatMap { part in whole.flatMap { $0 == 0 ? nil : text(part / $0, 4) } } }
+        func nullRate(_ all: Int, _ withValue: Int) -> String? { all == 0 ? nil : text(Decimal(all - withValue) / Decimal(all), 4) }
+        return [
+            "currency": currency, "installs": String(group.installs), "re_engagements": String(group.reEngagements),
+            "claimed_installs": group.claimed.map(String.init), "install_gap": group.claimed.map { String($0 - group.installs) },
+            "install_ratio": ratio(Decimal(group.installs), group.claimed.map { Decimal($0) }),
+            "spend": money(spend), "ecpi": group.installs == 0 ? nil : money(spend.map { $0 / Decimal(group.installs) }),
+            "cpi": (group.claimed ?? 0) == 0 ? nil : money(spend.map { $0 / Decimal(group.claimed!) }),
+            "revenue_min": money(low), "revenue_max": money(high), "revenue_mid": money(middle),
+            "revenue_mid_window_0": money(sums.map { ($0[0] + $0[1]) / 2 }),
+            "roas_min": ratio(low, spend), "roas_max": ratio(high, spend), "roas_mid": ratio(middle, spend),
+            "roas_mid_window_0": ratio(sums.map { ($0[0] + $0[1]) / 2 }, spend),
+            "roas_mid_windows_0_1": ratio(sums.map { ($0[0] + $0[1] + $0[2] + $0[3]) / 2 }, spend),
+            "modeled_revenue_mid": group.withValue == 0 ? nil : money(middle.map { $0 * Decimal(group.installs) / Decimal(group.withValue) }),
+            "null_rate": nullRate(group.installs, group.withValue),
+            "installs_tier_3": String(group.tiers[3]), "null_rate_tier_1": nullRate(group.tiers[1], group.tiersWithValue[1]),
+            "not_counted_unverifiable": String(group.notCountedUnverifiable), "not_counted_development": String(group.notCountedDevelopment),
+            "not_counted_policy": String(group.notCountedPolicy), "copies": String(group.copies), "forged": String(group.forged),
+        ]
+    }
+
+    static func cell(_ value: JSONValue?) -> String? {
+        switch value {
+        case .number(let text)?: text
+        case .string(let text)?: text
+        default: nil
+        }
+    }
+
+    @Test(arguments: TestEngine.allCases) func everyFigureEqualsWhatTheRawRowsSay(engine: TestEngine) async throws {
+        let (store, ledger) = try await Self.fixture(engine)
+        defer { store.close() }
+        #expect(ledger.installs.count == 720)
+        for target in [nil, "USD"] as [String?] {
+            var parameters = [("by", "ad_network,campaign,day"), ("from", "2026-10-01"), ("to", "2026-11-01")]
+            if let target { parameters.append(("currency", target)) }
+            let table = try await store.performance.report(try PerformanceQuery.parse(parameters))
+            let oracle = try await Self.oracle(store, target: target)
+            let column = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1, $0) })
+            var compared = 0
+            for row in table.rows {
+                let key = "\(Self.cell(row[0]) ?? "")|\(Self.cell(row[1]) ?? "")|\(Self.cell(row[2]) ?? "")"
+                let expected = Self.expected(oracle[key] ?? Expected(), target: target)
+                for (name, value) in expected {
+                    #expect(Self.cell(row[column[name]!]) == value, "\(target ?? "own currency") \(key) \(name)")
+                }
+                compared += 1
+            }
+            // Every group of the month in the oracle is a row, and the other way round.
+            let inMonth = oracle.keys.filter { $0.hasSuffix("|") == false && $0.split(separator: "|").last.map { $0 >= "2026-10-01" && $0 < "2026-11-01" } == true }
+            #expect(compared == inMonth.count, "\(target ?? "own currency")")
+            // Without a reporting currency the euro network's revenue (USD and EUR apps) cannot be one amount.
+            // Not a comparison of empty cells: most rows have installs, and with one currency spend and a return on it.
+            let withReturn = table.rows.filter { Self.cell($0[column["roas_mid"]!]) != nil }.count
+            #expect(withReturn > (target == nil ? 20 : 100), "\(target ?? "own currency"): \(withReturn) rows with a return on ad spend")
+            #expect(table.rows.filter { Self.cell($0[column["installs"]!]) != "0" }.count > 100)
+            // The gap's causes are all there to compare.
+            for cause in ["not_counted_unverifiable", "not_counted_development", "not_counted_policy", "copies", "forged"] {
+                #expect(table.rows.contains { (Int(Self.cell($0[column[cause]!]) ?? "0") ?? 0) > 0 }, "\(cause) is never above 0")
+            }
+            if target == nil {
+                let notes = table.rows.compactMap { Self.cell($0[column["note"]!]) }
+                #expect(notes.contains { $0.contains("EUR and USD") })
+            } else {
+                #expect(table.rows.allSatisfy { Self.cell($0[column["currency"]!]) == "USD" })
+                #expect(table.rows.contains { Self.cell($0[column["rates_used"]!])?.contains("EUR>USD 1.08") == true })
+            }
+        }
+        // The known discrepancy: the USD network claims 10% more installs than it drove, the EUR network exactly.
+        let byNetwork = try await store.performance.report(try PerformanceQuery.parse([("by", "ad_network"), ("basis", "install")]))
+        let claimed = Dictionary(uniqueKeysWithValues: byNetwork.rows.map { (Self.cell($0[0])!, Int(Self.cell($0[byNetwork.columns.firstIndex(of: "claimed_installs")!])!)!) })
+        let driven = Dictionary(grouping: ledger.installs.filter { !$0.reEngagement }, by: \.network).mapValues(\.count)
+        #expect(claimed["example.adattributionkit"] == driven["example.adattributionkit"])
+        #expect(abs(Double(claimed["example123.skadnetwork"]!) / Double(driven["example123.skadnetwork"]!) - 1.10) < 0.02)
+        // The views: cohorts_daily and spend_daily add up to the same installs, revenue and spend.
+        let oracle = try await Self.oracle(store, target: nil)
+        let viewInstalls = try await store.scalar("SELECT sum(installs) FROM cohorts_daily", as: Int.self)
+        #expect(viewInstalls == oracle.values.reduce(0) { $0 + $1.installs })
+        let viewRevenue = try await store.scalar("SELECT sum(revenue_min_micros_window_0 + revenue_min_micros_window_1 + revenue_min_micros_window_2) FROM cohorts_daily WHERE currency = 'USD'", as: Int64.self)
+        let oracleRevenue = oracle.values.reduce(Decimal(0)) { total, group in total + (group.revenue["USD"].map { $0[0] + $0[2] + $0[4] } ?? 0) }
+        #expect(viewRevenue.map { Decimal($0) } == oracleRevenue)
+        let viewSpend = try await store.scalar("SELECT sum(spend_micros) FROM spend_daily WHERE currency = 'EUR'", as: Int64.self)
+        #expect(viewSpend.map { Decimal($0) } == oracle.values.reduce(Decimal(0)) { $0 + ($1.spend["EUR"] ?? 0) })
+    }
+
+    /// The network a sent body names, read here from the body itself (SKAdNetwork at the top, AdAttributionKit in the
+    /// JWS payload), not through the server's code.
+    static func network(of sent: TrialLedger.Sent) throws -> String {
+        let outer = try #require(try JSONParser.parse(sent.body).object)
+        if let network = outer["ad-network-id"]?.string { return network }
+        let jws = try #require(outer["jws-string"]?.string)
+        let payload = try #require(Base64.decode(Array(jws.split(separator: ".")[1].utf8), alphabet: .url))
+        return try #require(try JSONParser.parse(payload).object?["ad-network-identifier"]?.string)
+    }
+
+    /// Postback-level reconciliation (issue 26, item 5): a network's list of identifiers, with ten verified ones left
+    /// out and five it made up, each gets the status the ledger of what was sent says, on both engines.
+    @Test(arguments: TestEngine.allCases) func everyClaimedIdentifierGetsWhatTheLedgerSays(engine: TestEngine) async throws {
+        let (store, ledger) = try await Self.fixture(engine)
+        defer { store.close() }
+        let network = "example.adattributionkit"
+        // What the ledger says of each identifier the network sent: kinds seen, and the windows stored.
+        var kinds: [String: Set<TrialLedger.Sent.Kind>] = [:]
+        var windows: [String: Set<String>] = [:]
+        var order: [String] = []
+        for sent in ledger.sent where try Self.network(of: sent) == network {
+            let parts = sent.dedupKey.split(separator: ":")
+            let identifier = String(parts[1])
+            if kinds[identifier] == nil { order.append(identifier) }
+            kinds[identifier, default: []].insert(sent.kind)
+            if sent.kind != .forged { windows[identifier, default: []].insert(sent.dedupKey) }
+        }
+        let verified = order.filter { !kinds[$0]!.isDisjoint(with: [.original, .duplicate, .replay, .development]) }
+        let left = Array(verified.suffix(10))
+        let invented = (0..<5).map { Mint.uuid("invented-\($0)") }
+        let claimed = order.filter { !left.contains($0) } + invented
+        #expect(kinds.values.contains { $0 == [.forged] } && kinds.values.contains { $0 == [.unverifiable] }, "the trial has forgeries and unverifiable copies")
+        // Lower case, as some networks write them: the status does not depend on the case.
+        let table = try await store.reconciliation.reconcile(identifiers: claimed.map { $0.lowercased() } + [claimed[0]], adNetwork: network, app: nil, from: nil, to: nil)
+        #expect(table.columns == ["identifier", "status", "postbacks", "counted"])
+        #expect(table.rows.count == claimed.count + left.count, "each identifier once, then the unclaimed")
+        var statuses: [String: Int] = [:]
+        for row in table.rows {
+            let identifier = try #require(Self.cell(row[0])), status = try #require(Self.cell(row[1]))
+            statuses[status, default: 0] += 1
+            let original = order.first { $0.lowercased() == identifier.lowercased() } ?? identifier
+            let seen = kinds[original] ?? []
+            let expected: String = if left.contains(original), status == "not_claimed" { "not_claimed" }
+                else if !seen.isDisjoint(with: [.original, .duplicate, .replay, .development]) { "verified" }
+                else if seen.contains(.unverifiable) { "unverifiable_only" }
+                else if seen.contains(.forged) { "failed_only" } else { "unknown" }
+            #expect(status == expected, "\(identifier)")
+            let stored = expected == "failed_only" || expected == "unknown" ? 0 : windows[original]?.count ?? 0
+            #expect(Self.cell(row[2]) == String(stored), "\(identifier) \(status)")
+        }
+        #expect(statuses["not_claimed"] == 10)
+        #expect(statuses["unknown"] == 5)
+        #expect((statuses["failed_only"] ?? 0) > 0 && (statuses["unverifiable_only"] ?? 0) > 0 && (statuses["verified"] ?? 0) > 100, "\(statuses)")
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Spend
+@testable import Store
+import Testing
+import TestSupport
+
+/// Spend and claims import (issue 26, item 2): a file imports whole or not at all, every bad line named; the same
+/// file twice changes nothing; a later import of a day replaces it; each import keeps who, when and which file.
+@Suite struct SpendImportTests {
+    static let header = "date,app,ad_network,campaign,country,impressions,clicks,installs,re_engagements,spend,currency\n"
+
+    static func rows(_ lines: [String]) -> [UInt8] { Array((header + lines.joined(separator: "\n") + "\n").utf8) }
+
+    func problems(_ bytes: [UInt8], format: SpendFormat = .generic, defaults: SpendDefaults = SpendDefaults()) -> SpendFileProblems? {
+        if case .failure(let problems) = SpendFile.read(bytes, format: format, defaults: defaults) { return problems }
+        return nil
+    }
+
+    @Test func everyBadLineIsNamedWithItsColumn() throws {
+        let file = Self.rows([
+            "2026-11-20,1108187390,example123.skadnetwork,10,US,1000,50,20,1,120.50,USD",
+            "2026-11-31,1108187390,example123.skadnetwork,11,US,1000,50,20,1,120.50,USD",
+            "2026-11-20,0,example123.skadnetwork,12,US,1000,50,20,1,120.50,USD",
+            "2026-11-20,1108187390,Example.Network,13,US,1000,50,20,1,120.50,USD",
+            "2026-11-20,1108187390,example123.skadnetwork,14,USA,1000,50,20,1,120.50,USD",
+            "2026-11-20,1108187390,example123.skadnetwork,15,US,-5,50,20,1,120.50,USD",
+            "2026-11-20,1108187390,example123.skadnetwork,16,US,1000,50,20,1,-120.50,USD",
+            "2026-11-20,1108187390,example123.skadnetwork,17,US,1000,50,20,1,\"1,120.50\",USD",
+            "2026-11-20,1108187390,example123.skadnetwork,18,US,1000,50,20,1,120.50,ZZZ",
+            "2026-11-20,1108187390,example123.skadnetwork,10,US,1,1,1,1,1,USD",
+        ])
+        let found = try #require(problems(file))
+        #expect(found.total == 9)
+        let named = found.problems.map { "\($0.line):\($0.column ?? "-")" }
+        #expect(named == ["3:day", "4:app", "5:ad_network", "6:country", "7:impressions", "8:spend", "9:spend", "10:currency", "11:-"])
+        #expect(found.problems.last?.message.contains("repeats line 2") == true)
+    }
+
+    @Test func wrongColumnsAreRefusedBeforeAnyRow() throws {
+        let found = try #require(problems(Array("day,amount\n2026-11-20,5\n".utf8)))
+        #expect(found.problems.first?.line == 1)
+        #expect(found.problems.contains { $0.message.contains("an app column") })
+        #expect(try #require(problems(Array("date,app,ad_network,spend\n2026-11-20,1,a.example,5\n".utf8))).problems.first?.message.contains("no currency") == true)
+        #expect(problems([]) != nil)
+        #expect(problems(Array(Self.header.utf8))?.problems.first?.message.contains("no rows") == true)
+        // A quote left open names the line it starts on.
+        #expect(problems(Self.rows(["2026-11-20,1108187390,example123.skadnetwork,\"10,US,1,1,1,1,1,USD"]))?.problems.first?.line == 2)
+    }
+
+    @Test func aMillionLinesAreReadAndTheirProblemsCountedAndListed() throws {
+        var text = Self.header
+        text.reserveCapacity(70_000_000)
+        for index in 0..<1_000_000 {
+            let day = 1 + index % 28
+            // Every 1,000th line has a negative spend.
+            let spend = index % 1000 == 999 ? "-1" : "12.5"
+            text += "2026-02-\(day < 10 ? "0" : "")\(day),1108187390,example123.skadnetwork,\(index / 28),US,10,2,1,0,\(spend),USD\n"
+        }
+        let found = try #require(problems(Array(text.utf8)))
+        #expect(found.total == 1000)
+        #expect(found.problems.count == SpendFile.problemsListed)
+        #expect(found.problems.first?.line == 1001)
+        #expect(found.problems.first?.column == "spend")
+    }
+
+    @Test func networksLayoutsAreRead() throws {
+        let applovin = Array("day,campaign_store_id,campaign_id_external,country,impressions,clicks,installs,cost\n2026-11-20,1108187390,10,us,1000,40,12,88.25\n".utf8)
+        guard case .success(let rows) = SpendFile.read(applovin, format: .applovin) else { Issue.record("refused"); return }
+        #expect(rows == [SpendRow(day: "2026-11-20", app: 1_108_187_390, adNetwork: "ludvb6z3bs.skadnetwork", campaign: "10", country: "US", impressions: 1000,
+                                  clicks: 40, claimedInstalls: 12, claimedReEngagements: nil, spendMicros: 88_250_000, currency: "USD", line: 2)])
+        let apple = Array("Date,adamId,campaignId,countryOrRegion,impressions,taps,totalInstalls,localSpend,currency\n2026-11-20,1108187390,542370539,DE,500,30,9,41.5,EUR\n".utf8)
+        guard case .success(let appleRows) = SpendFile.read(apple, format: .appleAds) else { Issue.record("refused"); return }
+        #expect(appleRows.first?.adNetwork == "com.apple.ads")
+        #expect(appleRows.first?.spendMicros == 41_500_000)
+        #expect(appleRows.first?.currency == "EUR")
+    }
+
+    @Test(arguments: TestEngine.allCases) func importsAreWholeIdempotentAndReplaceTheirDays(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        let november = Self.rows([
+            "2026-11-20,1108187390,example123.skadnetwork,10,US,1000,50,20,1,120.50,USD",
+            "2026-11-20,1108187390,example123.skadnetwork,11,,800,30,12,0,99.99,USD",
+            "2026-11-21,1108187390,example123.skadnetwork,10,US,1200,60,25,2,130.00,USD",
+        ])
+        guard case .success(let rows) = SpendFile.read(november, format: .generic) else { Issue.record("refused"); return }
+        let provenance = ImportProvenance(importedBy: "analyst", fileName: "november.csv", format: "generic", bytes: november)
+        let first = try await store.spend.importSpend(rows, provenance: provenance)
+        #expect(first.rows == 3)
+        #expect(first.replaced == 0)
+        func total() async throws -> [String] {
+            try await store.column("SELECT day || ' ' || campaign || ' ' || claimed_installs || ' ' || spend_micros FROM spend ORDER BY day, campaign", as: String.self)
+        }
+        let once = try await total()
+        // The same file again changes nothing but the import log.
+        let again = try await store.spend.importSpend(rows, provenance: provenance)
+        #expect(again.replaced == 3)
+        #expect(try await total() == once)
+        // A corrected day replaces that day (its campaign 11 row is gone), and leaves the other day alone.
+        let correction = Self.rows(["2026-11-20,1108187390,example123.skadnetwork,10,US,1000,50,22,1,125.00,USD"])
+        guard case .success(let fixed) = SpendFile.read(correction, format: .generic) else { Issue.record("refused"); return }
+        let third = try await store.spend.importSpend(fixed, provenance: ImportProvenance(importedBy: "analyst", fileName: "fix.csv", format: "generic", bytes: correction))
+        #expect(third.replaced == 2)
+        #expect(try await total() == ["2026-11-20 10 22 125000000", "2026-11-21 10 25 130000000"])
+        // Provenance: who, which file, its hash, what it did.
+        let imports = try await store.spend.imports(limit: 10)
+        #expect(imports.rows.count == 3)
+        let who = try #require(imports.columns.firstIndex(of: "imported_by")), file = try #require(imports.columns.firstIndex(of: "file_name"))
+        #expect(imports.rows.first?[who] == .string("analyst"))
+        #expect(imports.rows.first?[file] == .string("fix.csv"))
+        // Rows point at the import that wrote them.
+        let ids = try await store.column("SELECT DISTINCT import_id FROM spend ORDER BY import_id", as: Int64.self)
+        #expect(ids == [again.id, third.id])
+    }
+
+    @Test(arguments: TestEngine.allCases) func exchangeRatesAreCheckedAndStoredExactly(engine: TestEngine) async throws {
+        let bad = Array("date,from,to,rate\n2026-11-20,EUR,USD,1.0842\n2026-11-20,EUR,USD,1.09\n2026-11-21,EUR,EUR,1\n2026-11-22,ZZZ,USD,1\n2026-11-23,EUR,USD,-1\n".utf8)
+        guard case .failure(let problems) = ExchangeRateFile.read(bad) else { Issue.record("accepted"); return }
+        #expect(problems.problems.map(\.line) == [3, 4, 5, 6])
+        let store = try engine.freshStore()
+        let good = Array("date,from,to,rate\n2026-11-20,EUR,USD,1.0842\n2026-11-20,JPY,USD,0.006419003\n".utf8)
+        guard case .success(let rates) = ExchangeRateFile.read(good) else { Issue.record("refused"); return }
+        _ = try await store.spend.importRates(rates, provenance: ImportProvenance(importedBy: "t", fileName: nil, format: "rates", bytes: good))
+        let stored = try await store.spend.rates()
+        #expect(stored.map { "\($0.from)\($0.to) \($0.rate)" } == ["EURUSD 1.0842", "JPYUSD 0.006419003"])
+    }
+}
