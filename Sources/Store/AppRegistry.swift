@@ -19,16 +19,20 @@ public struct AppRegistry: Sendable {
         public var currency: String?
         /// The IANA time zone of the app's report days when a report names the app and no zone.
         public var timeZone: String?
+        /// The registrable domain the app's Info.plist names for developer copies (`example.com`), so copies arriving
+        /// there are told from a network's postbacks (docs/setup.md).
+        public var copyDomain: String?
         public var updatedAt: String
 
         public init(app: Int64, name: String, adNetworks: [String] = [], allowDevelopment: Bool = false, currency: String? = nil,
-                    timeZone: String? = nil, updatedAt: String = "") {
+                    timeZone: String? = nil, copyDomain: String? = nil, updatedAt: String = "") {
             self.app = app
             self.name = name
             self.adNetworks = adNetworks
             self.allowDevelopment = allowDevelopment
             self.currency = currency
             self.timeZone = timeZone
+            self.copyDomain = copyDomain
             self.updatedAt = updatedAt
         }
 
@@ -40,6 +44,7 @@ public struct AppRegistry: Sendable {
                 JSONMember(key: "allow_development", value: .bool(allowDevelopment)),
                 JSONMember(key: "currency", value: currency.map { .string($0) } ?? .null),
                 JSONMember(key: "time_zone", value: timeZone.map { .string($0) } ?? .null),
+                JSONMember(key: "copy_domain", value: copyDomain.map { .string($0) } ?? .null),
                 JSONMember(key: "updated_at", value: .string(updatedAt)),
             ])
         }
@@ -67,6 +72,9 @@ public struct AppRegistry: Sendable {
         if let zone = entry.timeZone, ReportTimeZone(identifier: zone) == nil {
             throw Problem(field: "time_zone", message: "must be an IANA time zone name such as Europe/Berlin")
         }
+        if let domain = entry.copyDomain, !Self.isDomain(domain) {
+            throw Problem(field: "copy_domain", message: "must be a domain name in lower case such as example.com, without https:// or a path")
+        }
     }
 
     /// Adds or replaces `entry`.
@@ -75,12 +83,12 @@ public struct AppRegistry: Sendable {
         let now = Timestamp.format(Date())
         try await engine.write { db in
             _ = try db.execute("""
-                INSERT INTO apps (app, name, ad_networks, allow_development, currency, time_zone, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO apps (app, name, ad_networks, allow_development, currency, time_zone, copy_domain, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app) DO UPDATE SET name = excluded.name, ad_networks = excluded.ad_networks,
                     allow_development = excluded.allow_development, currency = excluded.currency, time_zone = excluded.time_zone,
-                    updated_at = excluded.updated_at
+                    copy_domain = excluded.copy_domain, updated_at = excluded.updated_at
                 """, [entry.app, entry.name, entry.adNetworks.isEmpty ? nil : entry.adNetworks.joined(separator: ","), entry.allowDevelopment,
-                      entry.currency, entry.timeZone, now])
+                      entry.currency, entry.timeZone, entry.copyDomain, now])
             if let zone = entry.timeZone { try TimeZoneOffsets.ensure(db, zone: zone) }
         }
     }
@@ -93,11 +101,11 @@ public struct AppRegistry: Sendable {
     /// Every registered app, by id.
     public func list() async throws -> [Entry] {
         try await engine.read { db in
-            try db.rows("SELECT app, name, ad_networks, allow_development, currency, time_zone, updated_at FROM apps ORDER BY app", []).map { row in
+            try db.rows("SELECT app, name, ad_networks, allow_development, currency, time_zone, copy_domain, updated_at FROM apps ORDER BY app", []).map { row in
                 Entry(app: try row.get("app"), name: try row.get("name"),
                       adNetworks: (try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? [],
                       allowDevelopment: try row.get("allow_development", as: Bool.self), currency: try row.get("currency"),
-                      timeZone: try row.get("time_zone"), updatedAt: try row.get("updated_at"))
+                      timeZone: try row.get("time_zone"), copyDomain: try row.get("copy_domain"), updatedAt: try row.get("updated_at"))
             }
         }
     }
@@ -120,6 +128,32 @@ public struct AppRegistry: Sendable {
                 acceptedAdNetworks: Set((try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? []),
                 allowDevelopment: try row.get("allow_development", as: Bool.self)))
         })
+    }
+
+    /// The copy domain of each registered app that has one.
+    public func copyDomains() async throws -> [Int64: String] {
+        try await engine.read { db in try Self.copyDomains(db) }
+    }
+
+    /// ``copyDomains()`` for start-up, blocking the caller.
+    public func copyDomainsAtStart() throws -> [Int64: String] {
+        try engine.snapshot { db in try Self.copyDomains(db) }
+    }
+
+    private static func copyDomains(_ db: any SQLSession) throws -> [Int64: String] {
+        Dictionary(uniqueKeysWithValues: try db.rows("SELECT app, copy_domain FROM apps WHERE copy_domain IS NOT NULL", []).map { row in
+            (try row.get("app", as: Int64.self), try row.get("copy_domain", as: String.self))
+        })
+    }
+
+    /// Whether `text` is a domain name as a copy domain is written: lower-case labels of letters, digits and hyphens,
+    /// at least two, at most 253 characters.
+    static func isDomain(_ text: String) -> Bool {
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        return text.utf8.count <= 253 && labels.count >= 2 && labels.allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.utf8.first != UInt8(ascii: "-") && label.utf8.last != UInt8(ascii: "-")
+                && label.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
+        }
     }
 
     /// The registered time zone of `app`, if any.

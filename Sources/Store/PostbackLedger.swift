@@ -21,6 +21,8 @@ public struct Intake: Sendable {
     public let decision: PolicyDecision
     /// Who a rejected body claims to be (kept with its receipt); nil for a stored postback, whose row says it.
     public var claimed: ClaimedIdentity?
+    /// How it reached the server, for the arrival log (``ArrivalLog``).
+    public var channel: ArrivalChannel = .direct
     let receivedAtText: String
     let reason: String?
     /// The postback row to store; nil when the body is rejected.
@@ -55,6 +57,7 @@ public struct Intake: Sendable {
     public func keepingBody(bytes: Int) -> Intake {
         var kept = Intake(receivedAt: receivedAt, remoteAddress: remoteAddress, route: route, body: Array(body.prefix(bytes)), result: result, decision: decision)
         kept.claimed = claimed
+        kept.channel = channel
         return kept
     }
 }
@@ -81,6 +84,8 @@ public struct PostbackLedger: Sendable {
     let catalog: SchemaCatalog
     /// Receipt ids reserved ahead on PostgreSQL (unused on SQLite).
     let receiptIDs: ReceiptIDs
+    /// The name this process writes its arrival counts under (``ArrivalLog``).
+    let arrivalWriter: String
 
     /// Copies of one postback (duplicates, replays, unverified copies) whose receipts are kept; later copies are counted
     /// on the postback's row, not stored, so resending one postback cannot fill the disk.
@@ -89,10 +94,12 @@ public struct PostbackLedger: Sendable {
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
     /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
     public func persist(_ batch: [Intake]) throws -> [Disposition] {
-        let (catalog, receiptIDs) = (self.catalog, self.receiptIDs)
+        let (catalog, receiptIDs, writer) = (self.catalog, self.receiptIDs, self.arrivalWriter)
         return try engine.transaction { db in
             try catalog.refresh(db)
-            return try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
+            let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
+            try ArrivalLog.record(batch, db, writer: writer)
+            return dispositions
         }
     }
 

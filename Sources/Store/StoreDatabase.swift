@@ -52,13 +52,18 @@ public final class StoreDatabase: Sendable {
     let catalog = SchemaCatalog()
     /// Receipt ids reserved from PostgreSQL's sequence (unused on SQLite).
     let receiptIDs = ReceiptIDs()
+    /// The name this process's arrival counts are written under: one per process on PostgreSQL, so receivers never
+    /// wait on each other's rows; empty on SQLite, which has one writer.
+    let arrivalWriter: String
 
     /// Opens (creating if needed) the database and runs migrations.
     public init(settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws {
         switch settings.location {
         case .sqlite(let path):
+            arrivalWriter = ""
             engine = try SQLiteEngine(path: path, durability: settings.durability, busyTimeout: settings.busyTimeout)
         case .postgres(let location):
+            arrivalWriter = String(UUID().uuidString.prefix(8)).lowercased()
             engine = try PostgresEngine(location: location, maximumConnections: settings.poolSize, connectTimeout: settings.connectTimeout,
                                         statementTimeout: settings.statementTimeout, logger: logger)
         }
@@ -77,7 +82,11 @@ public final class StoreDatabase: Sendable {
     public func close() { engine.close() }
 
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.
-    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs) }
+    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs, arrivalWriter: arrivalWriter) }
+    /// Daily counts of what arrived, for `apps status`.
+    public var arrivals: ArrivalLog { ArrivalLog(engine: engine) }
+    /// Whether each app is set up right: what arrives, how it fares, and whether developer copies arrive.
+    public var setupStatus: SetupStatus { SetupStatus(engine: engine) }
     /// Whether each stored postback counts, kept in step with the app registry and the accepted ad networks.
     public var counting: CountingRules { CountingRules(engine: engine) }
     /// Spend and claims networks report, and exchange rates, with each import's provenance.

@@ -69,6 +69,7 @@ class Server:
         countersign("keys", "generate", "--out", f"{work}/key")
         countersign("keys", "generate", "--out", f"{work}/stranger")
         self.key = json.loads(countersign("apikey", "create", "--name", "browser", "--database", f"{work}/db.sqlite"))["key"]
+        self.admin = json.loads(countersign("apikey", "create", "--name", "admin", "--scope", "admin", "--database", f"{work}/db.sqlite"))["key"]
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", "0", "--database", f"{work}/db.sqlite", "--keys-dir", f"{ROOT}/keys",
              "--key", f"countersign-simulator/0={work}/key/public-key.pem", "--log-level", "error",
@@ -86,10 +87,15 @@ class Server:
             return json.loads(response.read() or b"null")
 
     def fill(self):
+        # The apps registered, the game's copies coming to this server's host (the simulator posts to 127.0.0.1), the
+        # subscription app's to a domain nothing arrives at.
+        copy_domains = {"game": "127.0.0.1", "subscription": "copies.example"}
         for name in ("game", "subscription", "shop"):
             with open(f"{ROOT}/examples/schemas/{name}.json", "rb") as file:
                 document = file.read()
-            self.api(f"schemas/{json.loads(document)['app']}", method="PUT", body=document)
+            app = json.loads(document)["app"]
+            self.api(f"apps/{app}", method="PUT", body=json.dumps({"name": name.title(), "copy_domain": copy_domains.get(name)}).encode(), key=self.admin)
+            self.api(f"schemas/{app}", method="PUT", body=document)
         self.api("ad-networks/example.adattributionkit", method="PUT", body=b'{"name": "Example AAK Network"}')
         self.api(f"names/{USD_APP}/example.adattributionkit/campaign/12", method="PUT", body=b'{"name": "Spring sale"}')
         # Names are whatever people type: markup must show as text, a formula must stay text in a CSV.
@@ -102,6 +108,19 @@ class Server:
         # A forgery naming an app nobody serves (anyone can sign with a kid nobody pinned): kept unverifiable, and it must
         # not reach the dashboard's app suggestions.
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/postbacks", method="POST", data=forged_postback(FORGED_APP))).read()
+        # What the networks claim and spent: one install more than Apple signed for each campaign and day, 2.50 an
+        # install claimed, in the app's currency; and a rate to show it all in dollars.
+        performance = self.api("performance", {"by": "day,app,ad_network,campaign"})["rows"]
+        lines = ["date,app,ad_network,campaign,country,impressions,clicks,installs,re_engagements,spend,currency"]
+        for row in performance:
+            if row["campaign"] and row["installs"] > 0 and str(row["app"]) in (USD_APP, EUR_APP):
+                claimed = row["installs"] + 1
+                currency = "USD" if str(row["app"]) == USD_APP else "EUR"
+                lines.append(f"{row['day']},{row['app']},{row['ad_network']},{row['campaign']},,{claimed * 40},{claimed * 3},{claimed},0,{2.5 * claimed:.2f},{currency}")
+        check(len(lines) > 5, f"the traffic gives campaigns and days to claim: {len(lines) - 1}")
+        self.api("spend", {"file_name": "claims.csv"}, method="POST", body=("\n".join(lines) + "\n").encode())
+        first_day = min(row["day"] for row in performance)
+        self.api("rates", method="POST", body=f"date,from,to,rate\n{first_day},EUR,USD,1.08\n".encode())
         for _ in range(3):
             token = urllib.request.Request(f"{self.url}/v1/adservices/tokens", method="POST", data=base64.b64encode(os.urandom(120)),
                                            headers={"Content-Type": "text/plain"})
@@ -300,6 +319,30 @@ def main():
         check(not browser.console_errors(), f"console errors on events: {browser.console_errors()}")
         browser.screenshot("events")
 
+        # Performance: claimed against verified, the gap, spend and return, in each row's currency or in dollars.
+        browser.open("?page=performance")
+        browser.rendered("performance")
+        networks = server.api("performance", {"by": "ad_network,ad_network_name"})["rows"]
+        same_rows(browser.table("gap"), networks, ["ad_network_name", "installs", "claimed_installs", "install_gap", "install_ratio", "copies", "forged"], "gap table")
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in networks), "the installs tile equals the report")
+        check(number(browser.tile("claimed_installs")) == sum(row["claimed_installs"] or 0 for row in networks) > 0, "the claimed installs tile equals the report")
+        claims = browser.chart("chart-claims")
+        check(sum(claims["datasets"][1]["data"]) == number(browser.tile("claimed_installs")), "the claims chart adds up to the claimed installs")
+        roas = server.api("performance", {"by": "app_name,ad_network,ad_network_name,campaign"})["rows"]
+        same_rows(browser.table("roas"), roas, ["app_name", "ad_network_name", "campaign", "currency", "installs", "claimed_installs", "spend", "ecpi", "cpi", "roas_mid", "note"], "return table")
+        check(any(row["roas_mid"] not in (None, "") for row in browser.table("roas")), "a return on ad spend is shown")
+        by_day = server.api("performance", {"by": "day,app_name,ad_network_name"})["rows"]
+        drawn = [point for dataset in browser.chart("chart-roas")["datasets"] for point in dataset["data"] if point is not None]
+        check(len(drawn) == sum(1 for row in by_day if row["roas_mid"] is not None) > 0, "the return chart draws every day with a return")
+        check(not browser.console_errors(), f"console errors on performance: {browser.console_errors()}")
+        browser.screenshot("performance")
+        driver.find_element(By.XPATH, "//a[text()='USD']").click()
+        browser.wait.until(lambda d: "currency=USD" in d.current_url)
+        browser.rendered("performance")
+        in_dollars = server.api("performance", {"by": "app_name,ad_network,ad_network_name,campaign", "currency": "USD"})["rows"]
+        same_rows(browser.table("roas"), in_dollars, ["app_name", "ad_network_name", "campaign", "currency", "spend", "roas_mid"], "return table in dollars")
+        check({row["currency"] for row in browser.table("roas") if row["currency"]} == {"USD"}, "every amount is in dollars")
+
         # Apple Ads: token jobs by state.
         browser.open("?page=apple-ads")
         browser.rendered("apple-ads")
@@ -319,6 +362,10 @@ def main():
         check(any(row["reason"] == "unknown_kid" and row["postbacks"] > 0 for row in waiting), "postbacks under an unknown kid are listed")
         check(number(browser.tile("requests")) >= 540, f"the request counter counts the traffic: {browser.tile('requests')}")
         browser.wait.until(lambda d: browser.tile("rate") != "")
+        status = server.api("setup")
+        same_rows(browser.table("setup"), status["rows"], ["app_name", "protocol", "version", "ad_network", "channel", "arrivals", "verified", "invalid"], "setup table")
+        copies = {row["app"]: row["copies"] for row in browser.table("setup-apps")}
+        check(copies.get(USD_APP) == "Arriving" and copies.get(EUR_APP) == "None arrived", f"the game's copies arrive, the subscription's do not: {copies}")
         check(not browser.console_errors(), f"console errors on health: {browser.console_errors()}")
         browser.screenshot("health")
 

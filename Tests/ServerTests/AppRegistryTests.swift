@@ -123,4 +123,70 @@ import TestSupport
         #expect(try countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 0)
         #expect(try countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 1)
     }
+
+    /// Setup health through the API and the CLI (issue 26, item 6): a copy that arrives at the app's copy domain is told
+    /// from a network's postback and a forwarded one; the app says whether copies arrive; a key for one app sees it only.
+    @Test(arguments: TestEngine.allCases) func setupHealthTellsDeveloperCopiesFromTheRest(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let store = try server.store()
+        let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
+        let scoped = try await store.apiKeys.create(name: "other-app", scopes: [.read], apps: [Self.other]).key
+        store.close()
+        try await server.run { client in
+            let bearer: HTTPFields = [.authorization: "Bearer \(admin)"]
+            let badDomain = try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .put, headers: bearer,
+                                                     body: ByteBuffer(string: #"{"name": "Puzzle", "copy_domain": "https://example.com/"}"#))
+            #expect(badDomain.status == .badRequest)
+            #expect(badDomain.json?["message"]?.string?.hasPrefix("copy_domain:") == true)
+            let put = try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .put, headers: bearer,
+                                               body: ByteBuffer(string: #"{"name": "Puzzle", "copy_domain": "example.com"}"#))
+            #expect(put.json?["copy_domain"]?.string == "example.com")
+            // As devices and networks send them: Apple's copy to the app's domain (with a port, in capitals), the
+            // network's own to its host, one forwarded, and one forgery to the copy domain.
+            let port = try #require(client.port)
+            let sends: [(path: String, host: String, body: ByteBuffer)] = [
+                (aakPath, "EXAMPLE.com:443", try LiveServer.aak("H-1") { $0.advertisedItemID = Self.registered }),
+                (aakPath, "example.com", try LiveServer.aak("H-2") { $0.advertisedItemID = Self.registered }),
+                (aakPath, "postbacks.network.example", try LiveServer.aak("H-1") { $0.advertisedItemID = Self.registered }),
+                ("/postbacks", "example.com", try LiveServer.aak("H-3") { $0.advertisedItemID = Self.registered }),
+                (aakPath, "example.com", try LiveServer.aak("H-4", { $0.advertisedItemID = Self.registered }, key: try ECPrivateKey.generate())),
+                (aakPath, "example.com", try LiveServer.aak("H-5") { $0.advertisedItemID = Self.other }),
+            ]
+            for send in sends {
+                let connection = try RawConnection(port: port)
+                let body = String(buffer: send.body)
+                connection.send("POST \(send.path) HTTP/1.1\r\nHost: \(send.host)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+                _ = await connection.readUntilClosed()
+            }
+            let status = try await client.execute(uri: "/v1/setup", method: .get, headers: bearer)
+            #expect(status.status == .ok)
+            guard case .array(let rows)? = status.json?["rows"], case .array(let apps)? = status.json?["apps"] else {
+                Issue.record("no status: \(String(buffer: status.body))"); return
+            }
+            let byChannel = Dictionary(grouping: rows.compactMap(\.object).filter { $0["app"]?.wholeNumber == Self.registered }) { $0["channel"]?.string ?? "" }
+            #expect(byChannel["developer_copy"]?.first?["arrivals"]?.wholeNumber == 3)
+            #expect(byChannel["developer_copy"]?.first?["verified"]?.wholeNumber == 2)
+            #expect(byChannel["developer_copy"]?.first?["invalid"]?.wholeNumber == 1)
+            #expect(byChannel["developer_copy"]?.first?["failing_share"] == .number("0.3333"))
+            #expect(byChannel["direct"]?.first?["arrivals"]?.wholeNumber == 1)
+            #expect(byChannel["forwarded"]?.first?["arrivals"]?.wholeNumber == 1)
+            let summaries = Dictionary(uniqueKeysWithValues: apps.compactMap(\.object).map { ($0["app"]?.wholeNumber ?? 0, $0) })
+            #expect(summaries[Self.registered]?["developer_copies"]?.string == "arriving")
+            #expect(summaries[Self.other]?["developer_copies"]?.string == "not_configured")
+            // A key for the other app sees that app only, and may not ask for this one.
+            let scopedHeaders: HTTPFields = [.authorization: "Bearer \(scoped)"]
+            let mine = try await client.execute(uri: "/v1/setup", method: .get, headers: scopedHeaders)
+            guard case .array(let visible)? = mine.json?["rows"] else { Issue.record("no rows"); return }
+            #expect(!visible.isEmpty && visible.allSatisfy { $0.object?["app"]?.wholeNumber == Self.other })
+            #expect(try await client.execute(uri: "/v1/setup?app=\(Self.registered)", method: .get, headers: scopedHeaders).status == .forbidden)
+            #expect(try await client.execute(uri: "/v1/setup?days=0", method: .get, headers: bearer).status == .badRequest)
+        }
+        let table = try countersign(["apps", "status", "--database", server.settings.database])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("\(Self.registered) (Puzzle): developer copies arriving at example.com"), "\(table.stdout)")
+        #expect(table.stdout.contains("\(Self.other): no copy domain registered"), "\(table.stdout)")
+        let refused = try countersign(["apps", "set", "1", "--name", "x", "--copy-domain", "Example.com", "--database", server.settings.database])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--copy-domain: must be a domain name"), "\(refused.stderr)")
+    }
 }

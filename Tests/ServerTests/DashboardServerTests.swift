@@ -119,7 +119,7 @@ import TestSupport
             guard line.hasPrefix("import "), let start = line.range(of: "'./") else { return nil }
             return String(line[start.upperBound...].prefix { $0 != "'" })
         }
-        #expect(imported.count == 7)
+        #expect(imported.count == 8)
         for module in imported { #expect(DashboardRoutes.files[module] != nil, "\(module)") }
     }
 }

@@ -80,6 +80,24 @@ import Testing
         }
     }
 
+    /// docs/setup.md, `apps status --help` and the OpenAPI document say what the code does (issue 26, item 6).
+    @Test func setupStatusIsDefinedOnceInTheCodesWords() throws {
+        let setup = try Self.read("docs/setup.md")
+        let help = Self.flat(AppsCommand.Status.helpMessage(columns: 120))
+        let document = Self.flat(try Self.read("docs/openapi.yaml"))
+        var names: [String] = []
+        let definitions = SetupStatus.columns.map { ($0.name, $0.definition) } + ArrivalChannel.allCases.map { ($0.rawValue, $0.definition) }
+            + SetupStatus.DeveloperCopies.allCases.map { ($0.rawValue, $0.definition) }
+        for (name, definition) in definitions {
+            names.append(name)
+            #expect(setup.contains("| `\(name)` | \(definition) |"), "docs/setup.md: \(name)")
+            #expect(help.contains("\(name): \(Self.flat(definition))"), "apps status --help: \(name)")
+            #expect(document.contains("\(name): { ") && document.contains(Self.flat(definition)) || document.contains("\(name): \(Self.flat(definition))"), "openapi: \(name)")
+        }
+        let status = try #require(setup.range(of: "## Is it working?"))
+        #expect(Set(Self.defined(setup[status.lowerBound...])) == Set(names))
+    }
+
     @Test func reportHelpShowsTheSameDefinitions() {
         let help = Self.flat(ReportCommand.helpMessage(columns: 120))
         for metric in ReportMetric.allCases { #expect(help.contains("\(metric.rawValue): \(Self.flat(metric.definition))"), "report --help: \(metric.rawValue)") }

@@ -56,6 +56,7 @@ import TestSupport
         "GET /v1/spend/imports": .read,
         "GET /v1/performance": .read,
         "POST /v1/reconciliation/postbacks": .read,
+        "GET /v1/setup": .read,
     ]
 
     /// A value for each path parameter.

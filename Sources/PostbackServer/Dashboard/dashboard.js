@@ -3,11 +3,12 @@ import { api, APIError, element, filterNames, readState, session, stateURL } fro
 import overview from './page-overview.js';
 import campaigns from './page-campaigns.js';
 import events from './page-events.js';
+import performancePage from './page-performance.js';
 import appleAds from './page-apple-ads.js';
 import health from './page-health.js';
 import lookup from './page-lookup.js';
 
-const pages = { overview, campaigns, events, 'apple-ads': appleAds, health, lookup };
+const pages = { overview, campaigns, events, performance: performancePage, 'apple-ads': appleAds, health, lookup };
 const main = document.getElementById('page');
 const filters = document.getElementById('filters');
 const signIn = document.getElementById('sign-in');

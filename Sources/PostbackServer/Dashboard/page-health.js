@@ -1,5 +1,6 @@
-// Health: verification outcomes and reasons over time, unverifiable postbacks waiting for a key, token failures,
-// storage errors, and ingest rate and latency from this server's own metrics.
+// Health: each app's setup (what arrives by channel, whether developer copies arrive), verification outcomes and
+// reasons over time, unverifiable postbacks waiting for a key, token failures, storage errors, and ingest rate and
+// latency from this server's own metrics.
 import { api, chart, format, metrics, reportFilters, section, series, table, tiles, total } from './core.js';
 
 /** The mean of a Prometheus histogram or summary (`_sum` / `_count`), in seconds. */
@@ -12,6 +13,27 @@ function mean(samples, name) {
 /** The sum of every sample of a counter. */
 function counter(samples, name) {
   return (samples[name] || []).reduce((sum, sample) => sum + sample.value, 0);
+}
+
+const copies = { arriving: 'Arriving', none: 'None arrived', not_configured: 'No copy domain' };
+
+/** Per app: whether developer copies arrive; per protocol, version, ad network and channel: what arrived and how it fared. */
+function renderSetup(main, status) {
+  const setup = section(main, 'Setup per app (last 30 days)', { wide: true,
+    note: 'Developer copies are the postbacks Apple sends to the domain in the app\'s Info.plist (docs/setup.md); register that domain with countersign apps set ID --copy-domain example.com so they are told from networks\' postbacks.' });
+  table(setup, { id: 'setup-apps', caption: 'Developer copies by app', rows: status.apps.map((row) => ({ ...row, copies: copies[row.developer_copies] })), columns: [
+    { key: 'app', label: 'App' }, { key: 'app_name', label: 'Name' }, { key: 'copy_domain', label: 'Copy domain' },
+    { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last copy' }, { key: 'last_received_at', label: 'Last postback' },
+    { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification', kind: 'share' },
+  ] });
+  table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, columns: [
+    { key: 'app_name', label: 'App' }, { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' },
+    { key: 'ad_network', label: 'Ad network' }, { key: 'channel', label: 'Channel' }, { key: 'last_received_at', label: 'Last received' },
+    { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'verified', label: 'Verified', kind: 'count' },
+    { key: 'development', label: 'Development', kind: 'count' }, { key: 'unverifiable', label: 'Unverifiable', kind: 'count' },
+    { key: 'invalid', label: 'Invalid', kind: 'count' }, { key: 'refused', label: 'Refused', kind: 'count' },
+    { key: 'failing_share', label: 'Failing', kind: 'share' },
+  ] });
 }
 
 /** Outcomes over time, outcomes by reason, and the unverifiable postbacks waiting for a key. */
@@ -39,7 +61,8 @@ export default {
   title: 'Health',
   async render(main, query) {
     const filters = reportFilters(query, { uncounted: false });
-    const [outcomes, reasons, waiting, jobs, first] = await Promise.all([
+    const [status, outcomes, reasons, waiting, jobs, first] = await Promise.all([
+      api('setup', { app: filters.app }),
       api('intake', { ...filters, by: 'day,status' }),
       api('intake', { ...filters, by: 'status,reason' }),
       api('intake', { ...filters, status: 'unverifiable', by: 'protocol,version,reason' }),
@@ -47,6 +70,7 @@ export default {
       metrics(),
     ]);
 
+    renderSetup(main, status);
     const server = section(main, 'This server', { wide: true, note: first
       ? 'From this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.'
       : 'This server protects /metrics: sign in with a key that has the metrics scope to see them here.' });

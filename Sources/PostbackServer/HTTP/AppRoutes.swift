@@ -1,8 +1,10 @@
+import Foundation
 import Hummingbird
 import JWS
 import Store
 
-/// `GET /v1/apps`, `PUT /v1/apps/{app}` and `DELETE /v1/apps/{app}`: the app registry (changes need the admin scope).
+/// `GET /v1/apps`, `PUT /v1/apps/{app}` and `DELETE /v1/apps/{app}`: the app registry (changes need the admin scope);
+/// `GET /v1/setup`: whether each app is set up right (docs/setup.md).
 enum AppRoutes {
     static let maximumBodySize = 16 * 1024
 
@@ -11,6 +13,23 @@ enum AppRoutes {
             try QueryParameters.refuseUnknown(request, allowed: [])
             let apps = try await store.apps.list().filter { context.grant?.covers(app: $0.app) ?? true }
             return JSONResponse.make(JSONObject([JSONMember(key: "apps", value: .array(apps.map { .object($0.json) }))]))
+        }
+        api.read.get("setup") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: ["app", "days", "format"])
+            let parameters = request.uri.queryParameters
+            var app: Int64?
+            if let text = parameters.get("app") {
+                guard let id = NameRoutes.appID(text) else { throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id") }
+                try context.requireApp(id)
+                app = id
+            }
+            let days = try QueryParameters.limit(request, default: 30, name: "days", maximum: 400)
+            let format = try QueryParameters.format(request)
+            let grant = context.grant
+            let (table, apps) = try await store.setupStatus.report(app: app, since: Date().addingTimeInterval(-Double(days - 1) * 86_400),
+                                                                   visible: { grant?.covers(app: $0) ?? true })
+            return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "apps", value: .array(apps.map(\.json)))]),
+                                     contentType: format.contentType)
         }
         api.admin.put("apps/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
@@ -33,11 +52,12 @@ enum AppRoutes {
         }
     }
 
-    /// The body `{"name": ..., "ad_networks": [...], "allow_development": bool, "currency": "EUR", "time_zone": "Europe/Berlin"}`.
+    /// The body `{"name": ..., "ad_networks": [...], "allow_development": bool, "currency": "EUR", "time_zone": "Europe/Berlin",
+    /// "copy_domain": "example.com"}`.
     static func entry(app: Int64, body: [UInt8]) throws -> AppRegistry.Entry {
-        let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin"}"#
+        let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin", "copy_domain": "example.com"}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
-        let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone"]
+        let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone", "copy_domain"]
         for member in object.members where !known.contains(member.key) {
             throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
         }
@@ -59,6 +79,6 @@ enum AppRoutes {
             throw APIError(.badRequest, .badParameter, "allow_development: must be true or false")
         }
         return AppRegistry.Entry(app: app, name: name, adNetworks: networks, allowDevelopment: development?.bool ?? false,
-                                 currency: try optionalText("currency"), timeZone: try optionalText("time_zone"))
+                                 currency: try optionalText("currency"), timeZone: try optionalText("time_zone"), copyDomain: try optionalText("copy_domain"))
     }
 }

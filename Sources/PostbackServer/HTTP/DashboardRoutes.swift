@@ -13,6 +13,7 @@ enum DashboardRoutes {
         "page-overview.js": (PackageResources.page_overview_js, javaScript),
         "page-campaigns.js": (PackageResources.page_campaigns_js, javaScript),
         "page-events.js": (PackageResources.page_events_js, javaScript),
+        "page-performance.js": (PackageResources.page_performance_js, javaScript),
         "page-apple-ads.js": (PackageResources.page_apple_ads_js, javaScript),
         "page-health.js": (PackageResources.page_health_js, javaScript),
         "page-lookup.js": (PackageResources.page_lookup_js, javaScript),

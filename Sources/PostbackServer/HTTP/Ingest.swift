@@ -65,6 +65,11 @@ struct Ingest: Sendable {
         if intake.isRejected {
             // Who the body claims to be, for reconciliation; read only for rejected bodies (a stored row says it).
             intake.claimed = ClaimedIdentity.read(bytes)
+        }
+        // How it came, for `apps status`: a copy at the app's copy domain, a network's own postback, or forwarded.
+        let app = result.postback?.advertisedItemID ?? intake.claimed?.app
+        intake.channel = ArrivalChannel.of(route: route.rawValue, host: Self.host(request), copyDomain: app.flatMap(appRules.copyDomain))
+        if intake.isRejected {
             if rejectedReceipts.spend(source) != nil {
                 // Over the global budget for rejected requests: answered as usual, counted, not stored.
                 return try refuse(intake, route: route, context: context)
@@ -100,6 +105,15 @@ struct Ingest: Sendable {
         if let problem = result.problem { answer.set("reason", .string(problem.reason.rawValue)) }
         if let postback = result.postback { answer.set("dedup_key", .string(postback.dedupKey)) }
         return JSONResponse.make(answer)
+    }
+
+    /// The host the request was sent to (HTTP/1.1's Host), in lower case without a port or a final dot.
+    static func host(_ request: Request) -> String? {
+        guard var host = request.head.authority?.lowercased() else { return nil }
+        if host.hasPrefix("[") { return nil }
+        if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        if host.hasSuffix(".") { host.removeLast() }
+        return host.isEmpty ? nil : host
     }
 
     /// Answers a refused postback: 403 when it is Apple's but the policy refuses it, else 400.

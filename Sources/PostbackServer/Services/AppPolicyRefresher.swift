@@ -20,6 +20,7 @@ final class AppPolicyRefresher: Service, Sendable {
     /// The server's own settings, before the registry.
     let base: TrustPolicy
     private let current: Mutex<[Int64: TrustPolicy.AppRule]?>
+    private let domains: Mutex<[Int64: String]>
     /// A round now rather than at the next interval: a change came through this receiver.
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -32,6 +33,7 @@ final class AppPolicyRefresher: Service, Sendable {
         self.interval = interval
         self.logger = logger
         current = Mutex(try store.apps.rulesAtStart())
+        domains = Mutex(try store.apps.copyDomainsAtStart())
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -42,10 +44,17 @@ final class AppPolicyRefresher: Service, Sendable {
         return policy
     }
 
+    /// The copy domain registered for `app`, if any: where its developer copies arrive.
+    func copyDomain(app: Int64) -> String? {
+        domains.withLock { $0[app] }
+    }
+
     /// Reads the registry again.
     func refresh() async throws {
         let rules = try await store.apps.rules()
+        let copyDomains = try await store.apps.copyDomains()
         current.withLock { $0 = rules }
+        domains.withLock { $0 = copyDomains }
     }
 
     /// Reads the registry at once after a change through this receiver, and starts a round that counts stored

@@ -5,7 +5,8 @@ import ServiceLifecycle
 import Store
 
 /// Deletes what is kept only for a while (``Retention``): receipts of rejected requests older than their retention,
-/// and unverifiable postbacks older than theirs. At start and then every `interval`, at most 1,000 rows a transaction
+/// unverifiable postbacks older than theirs, and the arrival counts of each past the same retention (verified ones after
+/// ``ArrivalLog/verifiedRetentionDays``). At start and then every `interval`, at most 1,000 rows a transaction
 /// so no transaction holds the writer long. Several receivers may run it; each round is safe to repeat.
 final class RetentionPruner: Service, Sendable {
     let store: StoreDatabase
@@ -18,6 +19,7 @@ final class RetentionPruner: Service, Sendable {
     let logger: Logger
     private let prunedRejected = Counter(label: "countersign_pruned_total", dimensions: [("kind", "rejected_receipt")])
     private let prunedUnverifiable = Counter(label: "countersign_pruned_total", dimensions: [("kind", "unverifiable")])
+    private let prunedArrivals = Counter(label: "countersign_pruned_total", dimensions: [("kind", "arrival_counts")])
     /// Rows a transaction deletes at most.
     static let chunk = 1000
 
@@ -50,6 +52,11 @@ final class RetentionPruner: Service, Sendable {
         }
         let unverifiable = try await drain(prunedUnverifiable) { [store] in
             try await store.retention.pruneUnverifiable(receivedBefore: now.addingTimeInterval(-unverifiableRetention), limit: Self.chunk)
+        }
+        _ = try await drain(prunedArrivals) { [store] in
+            try await store.arrivals.prune(rejectedBefore: now.addingTimeInterval(-rejectedRetention),
+                                           unverifiableBefore: now.addingTimeInterval(-unverifiableRetention),
+                                           verifiedBefore: now.addingTimeInterval(-Double(ArrivalLog.verifiedRetentionDays) * 86_400), limit: Self.chunk)
         }
         return (rejected, unverifiable)
     }

@@ -604,6 +604,38 @@ enum PostgresMigrations {
             FROM conversions
             GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
             """),
+        // Setup health (as SQLite's v20): an app's copy domain and the daily arrival counts, filled from what is stored.
+        ("v13-setup-health", """
+            ALTER TABLE apps ADD COLUMN copy_domain text;
+            CREATE TABLE arrivals_daily (
+                day text NOT NULL,
+                app bigint NOT NULL,
+                protocol text NOT NULL,
+                version text NOT NULL,
+                ad_network_id text NOT NULL,
+                channel text NOT NULL,
+                outcome text NOT NULL,
+                environment text NOT NULL,
+                writer text NOT NULL,
+                arrivals bigint NOT NULL,
+                last_received_at text NOT NULL,
+                PRIMARY KEY (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer)
+            );
+            CREATE INDEX arrivals_daily_app ON arrivals_daily(app, day);
+            INSERT INTO arrivals_daily (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer, arrivals, last_received_at)
+            SELECT substr(received_at, 1, 10), advertised_item_id, protocol, coalesce(version, ''), ad_network_id,
+               CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, outcome, coalesce(environment, ''), 'migration',
+               count(*) + sum(duplicates + replays + unverified_copies), max(received_at)
+            FROM postbacks WHERE outcome IN ('verified', 'unverifiable') AND advertised_item_id IS NOT NULL AND ad_network_id IS NOT NULL
+            GROUP BY substr(received_at, 1, 10), advertised_item_id, protocol, coalesce(version, ''), ad_network_id,
+                 CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, outcome, coalesce(environment, '');
+            INSERT INTO arrivals_daily (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer, arrivals, last_received_at)
+            SELECT substr(received_at, 1, 10), claimed_app, CASE WHEN route IN ('aak', 'skan') THEN route ELSE '' END, '', coalesce(claimed_ad_network, ''),
+               CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, 'invalid', '', 'migration', count(*), max(received_at)
+            FROM receipts WHERE disposition <> 'stored' AND disposition = 'rejected' AND outcome = 'invalid' AND claimed_app IS NOT NULL
+            GROUP BY substr(received_at, 1, 10), claimed_app, CASE WHEN route IN ('aak', 'skan') THEN route ELSE '' END, coalesce(claimed_ad_network, ''),
+                 CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -735,6 +735,42 @@ enum SQLiteMigrations {
                 GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
                 """)
         }
+        migrator.registerMigration("v20-setup-health") { db in
+            // Setup health (issue 26): an app's copy domain, and a daily count of what arrived by app, protocol, version,
+            // ad network, channel, outcome and environment (ArrivalLog), filled from what is stored (copies on their
+            // original's day, channel direct or forwarded: the host was not kept before).
+            try db.execute(sql: """
+                ALTER TABLE apps ADD COLUMN copy_domain TEXT;
+                CREATE TABLE arrivals_daily (
+                    day TEXT NOT NULL,
+                    app INTEGER NOT NULL,
+                    protocol TEXT NOT NULL,
+                    version TEXT NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    channel TEXT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    writer TEXT NOT NULL,
+                    arrivals INTEGER NOT NULL,
+                    last_received_at TEXT NOT NULL,
+                    PRIMARY KEY (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer)
+                );
+                CREATE INDEX arrivals_daily_app ON arrivals_daily(app, day);
+                INSERT INTO arrivals_daily (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer, arrivals, last_received_at)
+                SELECT substr(received_at, 1, 10), advertised_item_id, protocol, coalesce(version, ''), ad_network_id,
+                       CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, outcome, coalesce(environment, ''), 'migration',
+                       count(*) + sum(duplicates + replays + unverified_copies), max(received_at)
+                FROM postbacks WHERE outcome IN ('verified', 'unverifiable') AND advertised_item_id IS NOT NULL AND ad_network_id IS NOT NULL
+                GROUP BY substr(received_at, 1, 10), advertised_item_id, protocol, coalesce(version, ''), ad_network_id,
+                         CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, outcome, coalesce(environment, '');
+                INSERT INTO arrivals_daily (day, app, protocol, version, ad_network_id, channel, outcome, environment, writer, arrivals, last_received_at)
+                SELECT substr(received_at, 1, 10), claimed_app, CASE WHEN route IN ('aak', 'skan') THEN route ELSE '' END, '', coalesce(claimed_ad_network, ''),
+                       CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END, 'invalid', '', 'migration', count(*), max(received_at)
+                FROM receipts WHERE disposition <> 'stored' AND disposition = 'rejected' AND outcome = 'invalid' AND claimed_app IS NOT NULL
+                GROUP BY substr(received_at, 1, 10), claimed_app, CASE WHEN route IN ('aak', 'skan') THEN route ELSE '' END, coalesce(claimed_ad_network, ''),
+                         CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END;
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,102 @@
+// Performance: what networks claim against what Apple signed, and what installs cost and returned (GET /v1/performance):
+// installs and claimed installs per network, the postbacks behind the gap, spend, eCPI, CPI and ROAS ranges per
+// campaign, and the return of each install-day cohort. Every figure is the API's; nothing is added across currencies.
+import { api, chart, element, format, section, stateURL, table, tiles, total } from './core.js';
+
+/** The filters /v1/performance takes, from the page's state: the shared ones it knows, and its own. */
+function performanceFilters(query) {
+  const filters = {};
+  for (const name of ['app', 'ad_network', 'from', 'to', 'tz', 'currency', 'basis']) if (query.get(name)) filters[name] = query.get(name);
+  return filters;
+}
+
+/** Links that set one page parameter (`name`) to each of `choices` ({ value: label }), the current one marked. */
+function picker(parent, text, name, choices, current) {
+  const line = element('p', {}, text);
+  for (const [value, label] of Object.entries(choices)) {
+    const link = element('a', { href: stateURL({ [name]: value || null }), 'aria-current': value === current ? 'true' : null, text: label });
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      history.pushState(null, '', link.getAttribute('href'));
+      window.dispatchEvent(new Event('countersign:navigate'));
+    });
+    line.append(link, ' ');
+  }
+  parent.append(line);
+}
+
+const money = (key, label) => ({ key, label, kind: 'money' });
+const ratio = (key, label) => ({ key, label, kind: 'share' });
+
+export default {
+  title: 'Performance',
+  async render(main, query) {
+    const filters = performanceFilters(query);
+    const [networks, campaigns, cohorts, imports] = await Promise.all([
+      api('performance', { ...filters, by: 'ad_network,ad_network_name' }),
+      api('performance', { ...filters, by: 'app_name,ad_network,ad_network_name,campaign' }),
+      api('performance', { ...filters, by: 'day,app_name,ad_network_name' }),
+      api('spend/imports', { limit: 1 }).catch(() => ({ rows: [] })),
+    ]);
+
+    const head = section(main, 'Claimed against verified', { wide: true,
+      note: `Installs Apple signed (one per winning first-window install postback that counts) against what networks claim in their imported reports; days are ${filters.basis === 'arrival' ? 'arrival days' : 'estimated install days'} (${networks.time_zone}). docs/metrics.md defines every column.` });
+    picker(head, 'Days: ', 'basis', { '': 'install day', arrival: 'arrival day' }, filters.basis || '');
+    const currencies = [...new Set(campaigns.rows.map((row) => row.currency).filter(Boolean))].sort();
+    picker(head, 'Money in: ', 'currency', Object.fromEntries([['', 'each row\'s currency'], ...currencies.map((code) => [code, code])]), filters.currency || '');
+    if (!imports.rows.length) head.append(element('p', { class: 'note', text: 'No spend imported yet: countersign spend import FILE (docs/spend.md) fills in claims, spend and the return on it.' }));
+    const installs = total(networks.rows, 'installs');
+    const claimed = networks.rows.some((row) => row.claimed_installs !== null) ? total(networks.rows, 'claimed_installs') : null;
+    tiles(head, [
+      { id: 'installs', label: 'Verified installs', value: installs, shown: format.count(installs) },
+      { id: 'claimed_installs', label: 'Claimed installs', value: claimed ?? '', shown: format.count(claimed) },
+      { id: 'install_ratio', label: 'Claimed installs Apple signed', value: claimed ? installs / claimed : '', shown: claimed ? format.share(installs / claimed) : '–' },
+      { id: 'forged', label: 'Forged postbacks', value: total(networks.rows, 'forged'), shown: format.count(total(networks.rows, 'forged')) },
+    ]);
+    chart(head, 'chart-claims', 'Claimed and verified installs by ad network', {
+      type: 'bar',
+      data: { labels: networks.rows.map((row) => format.text(row.ad_network_name)), datasets: [
+        { label: 'Verified installs', data: networks.rows.map((row) => Number(row.installs || 0)) },
+        { label: 'Claimed installs', data: networks.rows.map((row) => Number(row.claimed_installs || 0)) },
+      ] },
+      options: { scales: { y: { beginAtZero: true } } },
+    });
+    table(head, { id: 'gap', caption: 'The gap by ad network, and the postbacks behind it', rows: networks.rows, columns: [
+      { key: 'ad_network_name', label: 'Ad network' }, { key: 'installs', label: 'Verified installs', kind: 'count' },
+      { key: 'claimed_installs', label: 'Claimed installs', kind: 'count' }, { key: 'install_gap', label: 'Gap', kind: 'count' },
+      ratio('install_ratio', 'Signed share'), { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
+      { key: 'claimed_re_engagements', label: 'Claimed re-engagements', kind: 'count' },
+      { key: 'not_counted_unverifiable', label: 'Unverifiable', kind: 'count' }, { key: 'not_counted_development', label: 'Development', kind: 'count' },
+      { key: 'not_counted_policy', label: 'Not counted by the rules', kind: 'count' }, { key: 'copies', label: 'Copies', kind: 'count' },
+      { key: 'forged', label: 'Forged', kind: 'count' },
+    ] });
+
+    const spend = section(main, 'Spend and return by app and campaign', { wide: true,
+      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend, low, middle and high. Modeled revenue scales the middle by installs over installs with a value. Empty: no spend imported, or amounts in several currencies (see note).' });
+    table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, columns: [
+      { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'campaign', label: 'Campaign' }, { key: 'currency', label: 'Currency' },
+      { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
+      money('spend', 'Spend'), money('ecpi', 'eCPI'), money('cpi', 'CPI'), money('revenue_mid', 'Revenue (middle)'),
+      ratio('roas_min', 'ROAS low'), ratio('roas_mid', 'ROAS middle'), ratio('roas_max', 'ROAS high'),
+      money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
+    ] });
+
+    const cohort = section(main, 'Return by day', { wide: true,
+      note: filters.basis === 'arrival' ? 'ROAS (middle) of the postbacks that arrived each day, by app and ad network.' : 'ROAS (middle) of each install-day cohort, by app and ad network: recent cohorts are incomplete until their last window arrives (about 41 days).' });
+    // One line per app and network: an app's revenue is in its own currency, so each line has one (or the reporting one).
+    const days = [...new Set(cohorts.rows.map((row) => row.day))].sort();
+    const line = (row) => `${format.text(row.app_name)} · ${format.text(row.ad_network_name)}`;
+    const names = [...new Set(cohorts.rows.map(line))].sort();
+    chart(cohort, 'chart-roas', 'Return on ad spend (middle) by day, app and ad network', {
+      type: 'line',
+      data: { labels: days, datasets: names.map((name) => ({
+        label: name,
+        data: days.map((day) => {
+          const row = cohorts.rows.find((candidate) => candidate.day === day && line(candidate) === name);
+          return row && row.roas_mid !== null ? Number(row.roas_mid) : null;
+        }),
+      })) },
+      options: { spanGaps: true, scales: { y: { beginAtZero: true } } },
+    });
+  },
+};

@@ -1,0 +1,153 @@
+import Foundation
+import JWS
+import Postback
+
+/// Whether each app is set up right (issue 26, item 6): for each app, protocol, version, ad network and channel, the last
+/// postback received, how many arrived and how they fared; and per app whether developer copies arrive. Read from
+/// ``ArrivalLog``, never from the postbacks.
+public struct SetupStatus: Sendable {
+    let engine: any DatabaseEngine
+
+    /// Whether an app's developer copies arrive.
+    public enum DeveloperCopies: String, Sendable, CaseIterable {
+        case arriving
+        case none
+        case notConfigured = "not_configured"
+
+        /// What it means and what to do, in a developer's words (docs/setup.md).
+        public var definition: String {
+            switch self {
+            case .arriving: "Copies arrive at the app's copy domain; last_copy_at says when the last did."
+            case .none: "A copy domain is registered but no copy arrived in the period: check the Info.plist keys, the domain's certificate and the proxy (docs/setup.md)."
+            case .notConfigured: "No copy domain is registered for the app: countersign apps set ID --copy-domain example.com."
+            }
+        }
+    }
+
+    /// The columns of the status table, in order, each with what it counts.
+    public static let columns: [(name: String, definition: String)] = [
+        ("app", "The advertised app's App Store id."),
+        ("app_name", "The app's name in the registry, else its id."),
+        ("protocol", "aak or skan; empty for a refused body sent to /postbacks."),
+        ("version", "The SKAdNetwork version; empty for AdAttributionKit and for bodies that failed verification (what they claim is not trusted)."),
+        ("ad_network", "The ad network id (as claimed, for bodies that failed verification)."),
+        ("channel", "developer_copy, direct or forwarded (docs/setup.md)."),
+        ("last_received_at", "When the last of these arrived."),
+        ("arrivals", "Requests that arrived, copies included."),
+        ("verified", "Of those, signed with Apple's production keys."),
+        ("development", "Signed with Apple's development keys (stored and never counted, or refused by the rules)."),
+        ("unverifiable", "Kept, but signed with a key or in a version Countersign does not know yet."),
+        ("invalid", "Refused: a bad signature or a malformed body."),
+        ("refused", "Apple-signed but refused by the server's rules (an ad network not accepted, development not allowed)."),
+        ("failing_share", "(unverifiable + invalid) / arrivals: the share failing verification."),
+    ]
+
+    /// One app's summary.
+    public struct AppSummary: Sendable {
+        public var app: Int64
+        public var name: String?
+        public var copyDomain: String?
+        public var developerCopies: DeveloperCopies
+        /// When the last developer copy arrived in the period.
+        public var lastCopyAt: String?
+        /// When the last postback of any kind arrived in the period.
+        public var lastReceivedAt: String?
+        public var arrivals: Int
+        public var failingShare: Double?
+
+        /// The summary as JSON.
+        public var json: JSONValue {
+            .object(JSONObject([
+                JSONMember(key: "app", value: .number(String(app))),
+                JSONMember(key: "app_name", value: .string(name ?? String(app))),
+                JSONMember(key: "copy_domain", value: copyDomain.map { .string($0) } ?? .null),
+                JSONMember(key: "developer_copies", value: .string(developerCopies.rawValue)),
+                JSONMember(key: "last_copy_at", value: lastCopyAt.map { .string($0) } ?? .null),
+                JSONMember(key: "last_received_at", value: lastReceivedAt.map { .string($0) } ?? .null),
+                JSONMember(key: "arrivals", value: .number(String(arrivals))),
+                JSONMember(key: "failing_share", value: failingShare.map { .number(SetupStatus.share($0)) } ?? .null),
+            ]))
+        }
+
+        /// One line for people: the app, whether copies arrive, and what to do.
+        public var line: String {
+            let label = name.map { "\(app) (\($0))" } ?? String(app)
+            switch developerCopies {
+            case .arriving: return "\(label): developer copies arriving at \(copyDomain ?? "?"), the last at \(lastCopyAt ?? "?")"
+            case .none: return "\(label): no developer copy arrived at \(copyDomain ?? "?") in the period; check the Info.plist keys, the certificate and the proxy (docs/setup.md)"
+            case .notConfigured: return "\(label): no copy domain registered; countersign apps set \(app) --name NAME --copy-domain example.com"
+            }
+        }
+    }
+
+    /// The status since `since` (a day, UTC) of `app`, or of every registered app and every app seen; `visible` says
+    /// which apps the caller may see.
+    public func report(app: Int64?, since: Date, visible: @Sendable (Int64) -> Bool = { _ in true }) async throws -> (table: ReportTable, apps: [AppSummary]) {
+        let day = String(Timestamp.format(since).prefix(10))
+        let (rows, registered) = try await engine.read { db in
+            var conditions = ["day >= ?"]
+            var arguments: [any SQLValueConvertible] = [day]
+            if let app { conditions.append("app = ?"); arguments.append(app) }
+            let rows = try db.rows("""
+                SELECT app, protocol, version, ad_network_id, channel, outcome, environment, sum(arrivals) AS arrivals, max(last_received_at) AS last_received_at
+                FROM arrivals_daily WHERE \(conditions.joined(separator: " AND "))
+                GROUP BY app, protocol, version, ad_network_id, channel, outcome, environment
+                """, arguments)
+            let registered = try db.rows("SELECT app, name, copy_domain FROM apps" + (app == nil ? "" : " WHERE app = ?"), app.map { [$0] } ?? [])
+            return (rows, registered)
+        }
+        struct Group { var last = "", arrivals = 0, verified = 0, development = 0, unverifiable = 0, invalid = 0, refused = 0 }
+        var groups: [[String]: Group] = [:]
+        var names: [Int64: String] = [:], domains: [Int64: String] = [:]
+        for row in registered {
+            let id = try row.get("app", as: Int64.self)
+            names[id] = try row.get("name", as: String.self)
+            domains[id] = try row.get("copy_domain", as: String?.self)
+        }
+        for row in rows {
+            let id = try row.get("app", as: Int64.self)
+            guard visible(id) else { continue }
+            let key = [String(id), try row.get("protocol", as: String.self), try row.get("version", as: String.self),
+                       try row.get("ad_network_id", as: String.self), try row.get("channel", as: String.self)]
+            var group = groups[key] ?? Group()
+            let count = try row.get("arrivals", as: Int.self)
+            group.arrivals += count
+            group.last = max(group.last, try row.get("last_received_at", as: String.self))
+            let development = try row.get("environment", as: String.self) == KeyEnvironment.development.rawValue
+            switch try row.get("outcome", as: String.self) {
+            case "verified": if development { group.development += count } else { group.verified += count }
+            case "unverifiable": group.unverifiable += count
+            case "refused": if development { group.development += count } else { group.refused += count }
+            default: group.invalid += count
+            }
+            groups[key] = group
+        }
+        let ordered = groups.keys.sorted { left, right in
+            let (l, r) = (Int64(left[0]) ?? 0, Int64(right[0]) ?? 0)
+            return l != r ? l < r : left.lexicographicallyPrecedes(right)
+        }
+        let table = ReportTable(columns: Self.columns.map(\.name), rows: ordered.map { key in
+            let group = groups[key]!, id = Int64(key[0]) ?? 0
+            return [.number(key[0]), .string(names[id] ?? key[0]), .string(key[1]), .string(key[2]), .string(key[3]), .string(key[4]),
+                    .string(group.last), .number(String(group.arrivals)), .number(String(group.verified)), .number(String(group.development)),
+                    .number(String(group.unverifiable)), .number(String(group.invalid)), .number(String(group.refused)),
+                    .number(Self.share(Double(group.unverifiable + group.invalid) / Double(max(group.arrivals, 1))))]
+        })
+        var summaries: [AppSummary] = []
+        for id in Set(names.keys).union(groups.keys.compactMap { Int64($0[0]) }).filter(visible).sorted() {
+            let mine = groups.filter { $0.key[0] == String(id) }
+            let copies = mine.filter { $0.key[4] == ArrivalChannel.developerCopy.rawValue }
+            let arrivals = mine.values.reduce(0) { $0 + $1.arrivals }
+            let failing = mine.values.reduce(0) { $0 + $1.unverifiable + $1.invalid }
+            let lastCopy = copies.values.map(\.last).max()
+            let state: DeveloperCopies = domains[id] == nil ? .notConfigured : lastCopy == nil ? .none : .arriving
+            summaries.append(AppSummary(app: id, name: names[id], copyDomain: domains[id], developerCopies: state, lastCopyAt: lastCopy,
+                                        lastReceivedAt: mine.values.map(\.last).max(), arrivals: arrivals,
+                                        failingShare: arrivals == 0 ? nil : Double(failing) / Double(arrivals)))
+        }
+        return (table, summaries)
+    }
+
+    /// A share with four decimals, as the reports write them.
+    static func share(_ value: Double) -> String { String(format: "%.4f", value) }
+}
