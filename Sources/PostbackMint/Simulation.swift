@@ -66,14 +66,18 @@ public struct Simulation {
     }
 
     private let repeats: Bool
+    /// The apps advertised, each postback naming one.
+    private let apps: [Int64]
 
     /// Prepares a simulation signing with `key`; AAK postbacks carry `keyID`. With `repeats` false every
-    /// request is a distinct original (for load tests); otherwise about 5% are duplicates and 3% replays.
-    public init(seed: UInt64, key: ECPrivateKey, keyID: String, repeats: Bool = true) {
+    /// request is a distinct original (for load tests); otherwise about 5% are duplicates and 3% replays. The
+    /// postbacks name `apps` (``advertisedApps`` unless given).
+    public init(seed: UInt64, key: ECPrivateKey, keyID: String, repeats: Bool = true, apps: [Int64] = advertisedApps) {
         random = SeededGenerator(seed: seed)
         self.key = key
         self.keyID = keyID
         self.repeats = repeats
+        self.apps = apps.isEmpty ? Self.advertisedApps : apps
     }
 
     /// The next request.
@@ -125,7 +129,7 @@ public struct Simulation {
 
     private mutating func makeAAK() -> AAKPostbackFields {
         var fields = AAKPostbackFields(postbackID: random.uuid())
-        fields.advertisedItemID = Self.advertisedApps[Int.random(in: 0..<Self.advertisedApps.count, using: &random)]
+        fields.advertisedItemID = apps[Int.random(in: 0..<apps.count, using: &random)]
         let typeRoll = Int.random(in: 0..<100, using: &random)
         fields.conversionType = typeRoll < 70 ? "download" : typeRoll < 85 ? "redownload" : "re-engagement"
         fields.adInteractionType = fields.conversionType == "re-engagement" || Bool.random(using: &random) ? "click" : "view"
@@ -165,7 +169,7 @@ public struct Simulation {
         var fields = SKANPostbackFields(transactionID: random.uuid().lowercased())
         fields.version = Int.random(in: 0..<10, using: &random) < 8 ? .v4_0 : .v3_0
         fields.adNetworkID = "example.skadnetwork"
-        fields.appID = Self.advertisedApps[Int.random(in: 0..<Self.advertisedApps.count, using: &random)]
+        fields.appID = apps[Int.random(in: 0..<apps.count, using: &random)]
         fields.redownload = Int.random(in: 0..<100, using: &random) < 15
         fields.fidelityType = Bool.random(using: &random) ? 1 : 0
         fields.didWin = Int.random(in: 0..<100, using: &random) < 85

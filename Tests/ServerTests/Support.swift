@@ -4,10 +4,11 @@ import Glibc
 #endif
 import JWS
 import Testing
+import TestSupport
 
 /// Paths of the checkout, found from this file, so tests run from any working directory.
 enum Checkout {
-    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root: URL = checkoutRoot
     static let keys = root.appendingPathComponent("keys").path
     static let appleExamples = root.appendingPathComponent("Tests/PostbackTests/Fixtures/apple-examples.json")
 

@@ -237,6 +237,22 @@ import TestSupport
         let viewRevenue = try await store.scalar("SELECT sum(revenue_min_micros_window_0 + revenue_min_micros_window_1 + revenue_min_micros_window_2) FROM cohorts_daily WHERE currency = 'USD'", as: Int64.self)
         let oracleRevenue = oracle.values.reduce(Decimal(0)) { total, group in total + (group.revenue["USD"].map { $0[0] + $0[2] + $0[4] } ?? 0) }
         #expect(viewRevenue.map { Decimal($0) } == oracleRevenue)
+        // docs/sql.md's claimed-against-verified query gives the report's figures.
+        let sql = try String(contentsOf: checkoutRoot.appendingPathComponent("docs/sql.md"), encoding: .utf8)
+        let query = try #require(sql.components(separatedBy: "```sql\n").first { $0.hasPrefix("SELECT day, ad_network_id, sum(verified)") }?
+            .components(separatedBy: "```").first)
+        let report = try await store.performance.report(try PerformanceQuery.parse([("by", "day,ad_network")]))
+        let reported = Dictionary(uniqueKeysWithValues: report.rows.map { row in
+            ("\(Self.cell(row[0]) ?? "")|\(Self.cell(row[1]) ?? "")",
+             "\(Self.cell(row[report.columns.firstIndex(of: "installs")!]) ?? "")|\(Self.cell(row[report.columns.firstIndex(of: "claimed_installs")!]) ?? "0")")
+        })
+        var fromSQL: [String: String] = [:]
+        for row in try await store.rows(query) {
+            fromSQL["\(try row.get("day", as: String.self))|\(try row.get("ad_network_id", as: String.self))"] =
+                "\(try row.get("verified_installs", as: Int.self))|\(try row.get("claimed_installs", as: Int.self))"
+        }
+        // Rows with nothing verified or claimed (a day of only later windows or forgeries) are the report's alone.
+        #expect(fromSQL.filter { $0.value != "0|0" } == reported.filter { $0.value != "0|0" }, "docs/sql.md's reconciliation query")
         let viewSpend = try await store.scalar("SELECT sum(spend_micros) FROM spend_daily WHERE currency = 'EUR'", as: Int64.self)
         #expect(viewSpend.map { Decimal($0) } == oracle.values.reduce(Decimal(0)) { $0 + ($1.spend["EUR"] ?? 0) })
     }

@@ -105,6 +105,9 @@ public enum TestPostgres {
     }
 }
 
+/// The checkout's root directory, found from this file, so tests run from any working directory.
+public let checkoutRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 /// A new empty temporary directory.
 public func temporaryDirectory() -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)").path

@@ -1,0 +1,89 @@
+import Foundation
+import JWS
+import Postback
+import PostbackMint
+import Testing
+import TestSupport
+@testable import PostbackServer
+
+/// `simulate` for real trials (issue 27, item 1): weeks of installs for one's own app, written with their arrival
+/// times, give a report by install day that equals what the generator's own ledger says, and a claims file that
+/// imports.
+@Suite struct SimulateTrialTests {
+    /// The fields of a sent body that say whether it is a winning first-window install postback, read from the body.
+    static func fields(_ body: [UInt8]) throws -> JSONObject {
+        let outer = try #require(try JSONParser.parse(body).object)
+        guard let jws = outer["jws-string"]?.string else { return outer }
+        let payload = try #require(Base64.decode(Array(jws.split(separator: ".")[1].utf8), alphabet: .url))
+        return try #require(try JSONParser.parse(payload).object)
+    }
+
+    @Test func aMonthForOneAppIsWhatTheLedgerSays() throws {
+        let directory = Checkout.temporaryDirectory()
+        let database = directory + "/trial.sqlite"
+        #expect(try countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
+        let key = try ECPrivateKey(pem: String(contentsOfFile: directory + "/key/private-key.pem", encoding: .utf8))
+        let app: Int64 = 1_108_187_390
+        #expect(try countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
+        // Far enough back that every window has arrived, so the run and this test see the same postbacks.
+        let today = Timestamp.parse(String(Timestamp.format(Date()).prefix(10)))!
+        let start = today.addingTimeInterval(-80 * 86_400)
+        let startText = String(Timestamp.format(start).prefix(10))
+        let run = try countersign(["simulate", "--start", startText, "--days", "30", "--seed", "3", "--installs-per-day", "20",
+                                   "--signing-key", directory + "/key/private-key.pem", "--database", database, "--claims-out", directory + "/claims.csv"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try #require(try JSONParser.parse(Array(run.stdout.utf8)).object)
+        #expect(summary["apps"] == .array([.number(String(app))]), "the app with a schema is the default")
+
+        let plan = TrialPlan(apps: [app], start: start, days: 30, installsPerDay: 20, now: Date(), seed: 3)
+        let ledger = try Trial.generate(plan, key: key, keyID: "countersign-simulator/0", forger: try ECPrivateKey.generate())
+        #expect(summary["installs"]?.wholeNumber == Int64(ledger.installs.filter { !$0.reEngagement }.count))
+        #expect(Set(ledger.installs.map { Timestamp.format($0.time).prefix(10) }).count == 30, "installs on each of the 30 days")
+        // The ledger's winning first-window install postbacks, on the install day metrics.md estimates from arrival.
+        var expected: [String: Int] = [:]
+        for sent in ledger.sent where sent.kind == .original {
+            let fields = try Self.fields(sent.body)
+            let window = fields["postback-sequence-index"]?.int64 ?? 0
+            let didWin = fields["did-win"]?.bool ?? true
+            guard window == 0, didWin, fields["conversion-type"]?.string != "re-engagement" else { continue }
+            let legacy = fields["version"]?.string.map { $0 != "4.0" } ?? false
+            let day = String(Timestamp.format(sent.arrival.addingTimeInterval(legacy ? -36 * 3600 : -84 * 3600)).prefix(10))
+            expected[day, default: 0] += 1
+        }
+        let report = try countersign(["report", "--by", "install_day", "--app", String(app), "--from", startText, "--format", "json", "--database", database])
+        #expect(report.status == 0, "\(report.stderr)")
+        guard case .array(let rows)? = try JSONParser.parse(Array(report.stdout.utf8)).object?["rows"] else { Issue.record("no rows: \(report.stdout)"); return }
+        var reported: [String: Int] = [:]
+        for row in rows.compactMap(\.object) {
+            guard let day = row["install_day"]?.string, let installs = row["installs"]?.wholeNumber, installs > 0 else { continue }
+            reported[day, default: 0] += Int(installs)
+        }
+        #expect(reported == expected)
+        #expect(reported.count >= 29, "a month of install days: \(reported.count)")
+        // The networks' claims import, and the first network claims more than it drove.
+        let imported = try countersign(["spend", "import", directory + "/claims.csv", "--database", database])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let performance = try countersign(["performance", "--by", "ad_network", "--format", "json", "--database", database])
+        guard case .array(let networks)? = try JSONParser.parse(Array(performance.stdout.utf8)).object?["rows"] else { Issue.record("no performance"); return }
+        let over = networks.compactMap(\.object).first { $0["ad_network"]?.string == "example123.skadnetwork" }
+        #expect((over?["claimed_installs"]?.wholeNumber ?? 0) > (over?["installs"]?.wholeNumber ?? 0))
+    }
+
+    @Test func aTrialSaysWhatIsWrongWithItsOptions() throws {
+        let database = Checkout.temporaryDirectory() + "/trial.sqlite"
+        for (arguments, words) in [
+            (["--days", "30", "--url", "http://127.0.0.1:1"], "a trial (--days, --start) writes history into --database"),
+            (["--days", "0"], "--days must be 1 to 400"),
+            (["--days", "30", "--start", "2026-13-01"], "--start must be a date"),
+            (["--days", "30", "--campaigns", "1,22"], "--campaigns: 1 is not two digits"),
+            (["--days", "30", "--ad-network", "Not A Network"], "--ad-network: Not A Network is not an ad network id"),
+        ] {
+            let result = try countersign(["simulate"] + arguments + ["--database", database])
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
+        }
+        let noApp = try countersign(["simulate", "--days", "30", "--database", database, "--key-out", Checkout.temporaryDirectory()])
+        #expect(noApp.status == 2)
+        #expect(noApp.stderr.contains("--app: name your app"), "\(noApp.stderr)")
+    }
+}
