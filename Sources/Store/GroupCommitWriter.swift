@@ -115,8 +115,15 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         finished.lock()
         while running > 0 { finished.wait() }
         finished.unlock()
+        flushArrivals()
         // The last fold runs after any queued one.
         folds.sync { fold() }
+    }
+
+    /// Writes the arrival counts waiting in memory (``ArrivalLog``). A failure loses nothing: they wait for the next
+    /// batch, and the failing store shows in the commits too.
+    private func flushArrivals() {
+        try? database.arrivals.flush()
     }
 
     /// Folds now on SQLite; on PostgreSQL queues a fold unless one is queued already.
@@ -135,7 +142,15 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         var storedSinceFold = 0
         while true {
             condition.lock()
-            while pending.isEmpty, !stopping { condition.wait() }
+            while pending.isEmpty, !stopping {
+                // Idle with arrival counts waiting: write them after a second without a batch.
+                guard database.arrivals.hasPending else { condition.wait(); continue }
+                if !condition.wait(until: Date().addingTimeInterval(ArrivalTally.interval)), pending.isEmpty, !stopping {
+                    condition.unlock()
+                    flushArrivals()
+                    condition.lock()
+                }
+            }
             if pending.isEmpty, stopping {
                 condition.unlock()
                 finished.lock()

@@ -84,8 +84,9 @@ public struct PostbackLedger: Sendable {
     let catalog: SchemaCatalog
     /// Receipt ids reserved ahead on PostgreSQL (unused on SQLite).
     let receiptIDs: ReceiptIDs
-    /// The name this process writes its arrival counts under (``ArrivalLog``).
+    /// The name this process writes its arrival counts under, and the counts not yet written (``ArrivalLog``).
     let arrivalWriter: String
+    let arrivalTally: ArrivalTally
 
     /// Copies of one postback (duplicates, replays, unverified copies) whose receipts are kept; later copies are counted
     /// on the postback's row, not stored, so resending one postback cannot fill the disk.
@@ -93,13 +94,28 @@ public struct PostbackLedger: Sendable {
 
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
     /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
+    /// Its arrival counts join the tally, written with a later batch's transaction (``ArrivalLog``).
     public func persist(_ batch: [Intake]) throws -> [Disposition] {
         let (catalog, receiptIDs, writer) = (self.catalog, self.receiptIDs, self.arrivalWriter)
-        return try engine.transaction { db in
-            try catalog.refresh(db)
-            let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
-            try ArrivalLog.record(batch, db, writer: writer)
+        let counts = ArrivalLog.counts(batch)
+        // The counts that have waited a second are written with this transaction, this batch's with them.
+        let waited = arrivalTally.takeIfDue()
+        var written = waited
+        written?.add(counts)
+        let flushing = written
+        do {
+            let dispositions = try engine.transaction { db in
+                try catalog.refresh(db)
+                let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
+                if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
+                return dispositions
+            }
+            if flushing == nil { arrivalTally.add(counts) }
             return dispositions
+        } catch {
+            // Nothing of the batch was stored: only the counts that waited go back.
+            if let waited { arrivalTally.giveBack(waited) }
+            throw error
         }
     }
 

@@ -55,6 +55,8 @@ public final class StoreDatabase: Sendable {
     /// The name this process's arrival counts are written under: one per process on PostgreSQL, so receivers never
     /// wait on each other's rows; empty on SQLite, which has one writer.
     let arrivalWriter: String
+    /// Arrival counts of committed batches not yet written.
+    let arrivalTally = ArrivalTally()
 
     /// Opens (creating if needed) the database and runs migrations.
     public init(settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws {
@@ -82,11 +84,11 @@ public final class StoreDatabase: Sendable {
     public func close() { engine.close() }
 
     /// Receipts and postbacks: dedup and replay rules, decoding at ingest, reverify, redecode.
-    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs, arrivalWriter: arrivalWriter) }
+    public var ledger: PostbackLedger { PostbackLedger(engine: engine, catalog: catalog, receiptIDs: receiptIDs, arrivalWriter: arrivalWriter, arrivalTally: arrivalTally) }
     /// Daily counts of what arrived, for `apps status`.
-    public var arrivals: ArrivalLog { ArrivalLog(engine: engine) }
+    public var arrivals: ArrivalLog { ArrivalLog(engine: engine, tally: arrivalTally, writer: arrivalWriter) }
     /// Whether each app is set up right: what arrives, how it fares, and whether developer copies arrive.
-    public var setupStatus: SetupStatus { SetupStatus(engine: engine) }
+    public var setupStatus: SetupStatus { SetupStatus(engine: engine, tally: arrivalTally) }
     /// Whether each stored postback counts, kept in step with the app registry and the accepted ad networks.
     public var counting: CountingRules { CountingRules(engine: engine) }
     /// Spend and claims networks report, and exchange rates, with each import's provenance.

@@ -90,6 +90,10 @@ import TestSupport
         for (index, start) in stride(from: 0, to: traffic.count, by: 50).enumerated() {
             _ = try (index % 2 == 0 ? first : second).ledger.persist(traffic[start..<min(start + 50, traffic.count)].map(\.1))
         }
+        // What each process holds in memory is written when its writer goes idle or stops; here, now.
+        try first.arrivals.flush()
+        try second.arrivals.flush()
+        #expect(!first.arrivals.hasPending && !second.arrivals.hasPending)
 
         // The oracle, from what was sent: a forgery and a refused body show no version; development is one column
         // whether stored or refused.

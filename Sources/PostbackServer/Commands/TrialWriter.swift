@@ -41,6 +41,7 @@ struct TrialWriter {
             if batch.count == 500 { try flush() }
         }
         try flush()
+        try store.arrivals.flush()
         try store.rollup.fold()
         return Summary(ledger: ledger, dispositions: dispositions)
     }

@@ -3,15 +3,21 @@ import JWS
 import Postback
 
 /// A daily count of what arrived, by app, protocol, version, ad network, channel, outcome and environment, with the
-/// last arrival's time: what `apps status` reads (``SetupStatus``), so it never scans the postbacks. Each batch adds
-/// to it in its own transaction, one upsert per distinct key. On PostgreSQL each process writes rows of its own
-/// (`writer`), so receivers never wait on each other's counts; readers add them up.
+/// last arrival's time: what `apps status` reads (``SetupStatus``), so it never scans the postbacks.
 ///
-/// Bounded: a request beyond its budget is not stored and not logged; rows of refused and invalid bodies are deleted
+/// Counting costs the write path almost nothing: a committed batch adds its counts to a tally in memory
+/// (``ArrivalTally``), and the tally is written at most once a second, with the next batch's transaction, or by
+/// ``flush()`` when the writer is idle and when it stops. So the counts lag by up to a second, and a crash loses at most
+/// that second's counts (never a postback). On PostgreSQL each process writes rows of its own (`writer`), so receivers
+/// never wait on each other's counts; readers add them up.
+///
+/// Bounded: a request beyond its budget is not stored and not counted; rows of refused and invalid bodies are deleted
 /// after the rejected-receipt retention, rows of unverifiable postbacks after theirs, the rest after
 /// ``verifiedRetentionDays``.
 public struct ArrivalLog: Sendable {
     let engine: any DatabaseEngine
+    let tally: ArrivalTally
+    let writer: String
 
     /// Days the counts of verified postbacks are kept.
     public static let verifiedRetentionDays = 400
@@ -56,19 +62,37 @@ public struct ArrivalLog: Sendable {
                                     THEN excluded.last_received_at ELSE arrivals_daily.last_received_at END
         """
 
-    /// Adds `batch` to the log in the batch's transaction, as `writer`.
-    static func record(_ batch: [Intake], _ db: any SQLSession, writer: String) throws {
-        var counts: [Key: (arrivals: Int, last: String)] = [:]
+    /// What `batch` adds to the counts.
+    static func counts(_ batch: [Intake]) -> ArrivalTally.Counts {
+        var counts = ArrivalTally.Counts()
         for intake in batch {
             guard let key = key(of: intake) else { continue }
-            let entry = counts[key] ?? (0, intake.receivedAtText)
-            counts[key] = (entry.arrivals + 1, max(entry.last, intake.receivedAtText))
+            counts.add(key, arrivals: 1, last: intake.receivedAtText)
         }
-        for (key, entry) in counts {
+        return counts
+    }
+
+    /// Adds `counts` to the stored rows of `writer`.
+    static func write(_ counts: ArrivalTally.Counts, _ db: any SQLSession, writer: String) throws {
+        for (key, entry) in counts.entries {
             try db.execute(upsertSQL, [key.day, key.app, key.family, key.version, key.adNetwork, key.channel, key.outcome, key.environment,
                                        writer, entry.arrivals, entry.last])
         }
     }
+
+    /// Writes the counts kept in memory now, in a transaction of their own; on failure they stay for the next time.
+    public func flush() throws {
+        guard let counts = tally.take() else { return }
+        do {
+            try engine.transaction { [writer] db in try Self.write(counts, db, writer: writer) }
+        } catch {
+            tally.giveBack(counts)
+            throw error
+        }
+    }
+
+    /// Whether counts wait in memory to be written.
+    public var hasPending: Bool { tally.hasPending }
 
     /// Deletes the rows past their retention (days before the cutoffs), at most `limit`; returns how many.
     public func prune(rejectedBefore: Date, unverifiableBefore: Date, verifiedBefore: Date, limit: Int) async throws -> Int {

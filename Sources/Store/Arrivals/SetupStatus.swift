@@ -4,9 +4,10 @@ import Postback
 
 /// Whether each app is set up right (issue 26, item 6): for each app, protocol, version, ad network and channel, the last
 /// postback received, how many arrived and how they fared; and per app whether developer copies arrive. Read from
-/// ``ArrivalLog``, never from the postbacks.
+/// ``ArrivalLog``, never from the postbacks, with the counts this process has not written yet.
 public struct SetupStatus: Sendable {
     let engine: any DatabaseEngine
+    let tally: ArrivalTally
 
     /// Whether an app's developer copies arrive.
     public enum DeveloperCopies: String, Sendable, CaseIterable {
@@ -104,23 +105,31 @@ public struct SetupStatus: Sendable {
             names[id] = try row.get("name", as: String.self)
             domains[id] = try row.get("copy_domain", as: String?.self)
         }
-        for row in rows {
-            let id = try row.get("app", as: Int64.self)
+        // The stored counts, and those this process holds in memory (the last second's).
+        var counts: [(key: ArrivalLog.Key, arrivals: Int, last: String)] = try rows.map { row in
+            (ArrivalLog.Key(day: day, app: try row.get("app"), family: try row.get("protocol"), version: try row.get("version"),
+                            adNetwork: try row.get("ad_network_id"), channel: try row.get("channel"), outcome: try row.get("outcome"),
+                            environment: try row.get("environment")),
+             try row.get("arrivals", as: Int.self), try row.get("last_received_at", as: String.self))
+        }
+        for (key, entry) in tally.snapshot().entries where key.day >= day && (app == nil || key.app == app) {
+            counts.append((key, entry.arrivals, entry.last))
+        }
+        for (key, count, last) in counts {
+            let id = key.app
             guard visible(id) else { continue }
-            let key = [String(id), try row.get("protocol", as: String.self), try row.get("version", as: String.self),
-                       try row.get("ad_network_id", as: String.self), try row.get("channel", as: String.self)]
-            var group = groups[key] ?? Group()
-            let count = try row.get("arrivals", as: Int.self)
+            let groupKey = [String(id), key.family, key.version, key.adNetwork, key.channel]
+            var group = groups[groupKey] ?? Group()
             group.arrivals += count
-            group.last = max(group.last, try row.get("last_received_at", as: String.self))
-            let development = try row.get("environment", as: String.self) == KeyEnvironment.development.rawValue
-            switch try row.get("outcome", as: String.self) {
+            group.last = max(group.last, last)
+            let development = key.environment == KeyEnvironment.development.rawValue
+            switch key.outcome {
             case "verified": if development { group.development += count } else { group.verified += count }
             case "unverifiable": group.unverifiable += count
             case "refused": if development { group.development += count } else { group.refused += count }
             default: group.invalid += count
             }
-            groups[key] = group
+            groups[groupKey] = group
         }
         let ordered = groups.keys.sorted { left, right in
             let (l, r) = (Int64(left[0]) ?? 0, Int64(right[0]) ?? 0)
