@@ -21,6 +21,7 @@ run: build
 
 # A short fuzz run of every parser target first (about a minute), the dashboard in headless Chromium (scripts/browser-test,
 # about 15 s; screenshots in .build/dashboard-screenshots), docs/quickstart.md run as written (scripts/quickstart-test),
+# docs/cli.md's examples checked against what the commands print (scripts/docs-examples-test),
 # docs/openapi.yaml held against a live server by schemathesis (scripts/contract-test, about 30 s),
 # then the Swift tests on both engines, with a throw-away
 # PostgreSQL server (scripts/with-postgres); the Swift Testing summary stays the last line printed (CI reads it).
@@ -29,8 +30,10 @@ TEST_TIMEOUT ?= 1800
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/fuzz $(FUZZ_SECONDS)
+	node --test Tests/Dashboard
 	timeout -k 10 600 scripts/browser-test
 	timeout -k 10 600 scripts/quickstart-test
+	timeout -k 10 600 scripts/docs-examples-test
 	timeout -k 10 600 scripts/contract-test
 	timeout -k 30 $(TEST_TIMEOUT) scripts/with-postgres $(SWIFT) test --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 

@@ -67,7 +67,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
             // The dashboard's pages and Apple's public keys are compiled into the binary: nothing else to deploy.
-            resources: [.embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/page-overview.js"), .embedInCode("Dashboard/page-campaigns.js"), .embedInCode("Dashboard/page-events.js"), .embedInCode("Dashboard/page-performance.js"), .embedInCode("Dashboard/page-apple-ads.js"), .embedInCode("Dashboard/page-health.js"), .embedInCode("Dashboard/page-lookup.js"),
+            resources: [.embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/page-overview.js"), .embedInCode("Dashboard/page-campaigns.js"), .embedInCode("Dashboard/page-events.js"), .embedInCode("Dashboard/page-performance.js"), .embedInCode("Dashboard/page-values.js"), .embedInCode("Dashboard/logic.js"), .embedInCode("Dashboard/page-apple-ads.js"), .embedInCode("Dashboard/page-health.js"), .embedInCode("Dashboard/page-lookup.js"),
                         .embedInCode("AppleKeys/apple-cas-identifier-0.pem"), .embedInCode("AppleKeys/apple-development-identifier-0.pem"), .embedInCode("AppleKeys/apple-development-identifier-1.pem"), .embedInCode("AppleKeys/skan-p192.pem"), .embedInCode("AppleKeys/skan-p256.pem")],
             swiftSettings: strict
         ),

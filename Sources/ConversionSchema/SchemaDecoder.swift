@@ -13,6 +13,9 @@ public struct DecodedConversion: Sendable, Equatable {
     public let valueKind: String
     /// The events, in schema order (bit fields in field order).
     public let events: [BusinessEvent]
+    /// Whether the schema defines the postback's value (with events or explicitly with none); false for a value it
+    /// leaves undefined and for no value.
+    public let defined: Bool
     /// Merged properties of the value.
     public let properties: [String: String]
     /// The summed revenue range, when any event has revenue.
@@ -69,7 +72,7 @@ public enum SchemaDecoder {
         }
         return .success(DecodedConversion(
             schemaVersion: version.version, conversionClass: conversionClass, window: window, valueKind: kind,
-            events: events, properties: properties, revenue: revenue, source: source(schema, sourceIdentifier, adNetwork: adNetwork)))
+            events: events, defined: !outcomes.isEmpty, properties: properties, revenue: revenue, source: source(schema, sourceIdentifier, adNetwork: adNetwork)))
     }
 
     /// Decodes a postback with the version in force when it was received.

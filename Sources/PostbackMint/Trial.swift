@@ -220,6 +220,7 @@ public enum Trial {
             let draw = roll(100)
             guard draw < 7 || (draw == 7 && development != nil) else { continue }
             let later = original.arrival.addingTimeInterval(hours(0, 12))
+            guard later <= plan.now else { continue }
             switch draw {
             case 0..<3:
                 ledger.sent.append(.init(arrival: later, family: original.family, body: original.body, kind: .duplicate, dedupKey: original.dedupKey, install: original.install))

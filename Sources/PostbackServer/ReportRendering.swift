@@ -9,6 +9,16 @@ extension ReportQuery.Problem {
     }
 }
 
+extension ReportTable {
+    /// A table of `objects`, one row each: the columns are every member name in the order first seen, a member an
+    /// object lacks is null.
+    init(objects: [JSONObject]) {
+        var columns: [String] = []
+        for object in objects { for member in object.members where !columns.contains(member.key) { columns.append(member.key) } }
+        self.init(columns: columns, rows: objects.map { object in columns.map { object[$0] ?? .null } })
+    }
+}
+
 /// Output formats for reports and conversion exports, shared by the CLI and the HTTP API.
 enum ReportFormat: String, CaseIterable {
     case json, csv, ndjson, table
@@ -61,19 +71,23 @@ enum ReportFormat: String, CaseIterable {
         .object(JSONObject(zip(columns, row).map { JSONMember(key: $0.0, value: $0.1) }))
     }
 
+    /// A cell as text: a list of plain values joined with commas (`read,schemas`), other lists and objects as JSON.
     private static func plain(_ value: JSONValue) -> String {
         switch value {
         case .null: ""
         case .string(let text): text
+        case .array(let items) where items.allSatisfy({ if case .array = $0 { false } else if case .object = $0 { false } else { true } }):
+            items.map(plain).joined(separator: ",")
         default: value.serialized
         }
     }
 
-    /// Text cells go through ``CSVField`` (quoting and formula neutralising); numbers are written as they are.
+    /// Numbers and booleans are written as they are; every other cell goes through ``CSVField`` (quoting and
+    /// formula neutralising).
     private static func csvField(_ value: JSONValue) -> String {
         switch value {
-        case .string(let text): CSVField.text(text)
-        default: plain(value)
+        case .null, .number, .bool: plain(value)
+        default: CSVField.text(plain(value))
         }
     }
 

@@ -102,7 +102,7 @@ public struct ReportQuery: Sendable, Equatable {
         case currency
         /// The schema revision that decoded the postback (empty when no schema did).
         case schemaRevision = "schema_revision"
-        /// What decoding made of the postback: `decoded`, `undefined_value` (the schema defines no event for its value),
+        /// What decoding made of the postback: `decoded`, `no_event` (the schema defines the value as no event), `undefined_value` (the schema does not define the value),
         /// `no_value`, `no_schema`, or why decoding failed (`no_version_in_force`, `class_not_defined`, ...).
         case decoding
         /// Which conversion value the postback carries (unsigned): `fine`, `coarse` or `none`.
@@ -143,7 +143,7 @@ public struct ReportQuery: Sendable, Equatable {
             case .creativeName: "The creative's name, found as campaign_name is."
             case .currency: "The ISO 4217 currency of the row's revenue (the app schema's); every report is grouped by it, so no row adds two currencies."
             case .schemaRevision: "The schema revision that decoded the postback; empty when no schema did."
-            case .decoding: "What decoding made of the postback: decoded, undefined_value (the schema defines no event for its value), no_value, no_schema, or why decoding failed."
+            case .decoding: "What decoding made of the postback: decoded, no_event (the schema defines the value as no event), undefined_value (the schema does not define the value), no_value, no_schema, or why decoding failed."
             case .valueKind: "Which conversion value the postback carries (unsigned): fine, coarse or none."
             case .value: "The fine value (0 to 63) or the coarse level (low, medium, high); empty when none (unsigned)."
             }

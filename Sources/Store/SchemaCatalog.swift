@@ -80,8 +80,10 @@ enum EventWriter {
                           event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
             }
             let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
-            try db.execute("UPDATE postbacks SET decode_status = 'decoded', schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?",
-                           [entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max,
+            // A value the schema defines as no event is `no_event`, told apart from one it leaves undefined.
+            let status = decoded.events.isEmpty && decoded.defined ? "no_event" : "decoded"
+            try db.execute("UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?",
+                           [status, entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max,
                             // The app's currency even when this value carries no revenue, so the app's rows stay in one group.
                             decoded.revenue?.currency ?? entry.schema.currency, source,
                                      decoded.events.reduce(0) { $0 + ($1.count ?? 1) }, rowID])

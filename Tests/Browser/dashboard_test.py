@@ -7,6 +7,7 @@ Writes a screenshot of every page. Usage: dashboard_test.py <countersign binary>
 """
 import base64
 import csv
+import datetime
 import io
 import json
 import os
@@ -22,7 +23,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.path.abspath(sys.argv[1])
@@ -101,6 +102,10 @@ class Server:
         # Names are whatever people type: markup must show as text, a formula must stay text in a CSV.
         self.api("ad-networks/example.skadnetwork", method="PUT", body=json.dumps({"name": FORMULA}).encode())
         self.api(f"names/{EUR_APP}/example.skadnetwork/campaign/10", method="PUT", body=json.dumps({"name": MARKUP}).encode())
+        # A month of history for the two apps, written as a trial into the server's database with the claims and spend
+        # the networks report for it; then today's traffic over HTTP, copies and all.
+        countersign("simulate", "--days", "30", "--app", USD_APP, "--app", EUR_APP, "--seed", "5", "--installs-per-day", "30",
+                    "--signing-key", f"{self.work}/key/private-key.pem", "--database", f"{self.work}/db.sqlite", "--claims-out", f"{self.work}/claims.csv")
         countersign("simulate", "--count", "500", "--seed", "5", "--signing-key", f"{self.work}/key/private-key.pem", "--url", self.url)
         # Signed with a key the server does not know: AAK ones are kept unverifiable, SKAN ones rejected as forged.
         countersign("simulate", "--count", "40", "--seed", "6", "--distinct", "--signing-key", f"{self.work}/stranger/private-key.pem",
@@ -108,18 +113,9 @@ class Server:
         # A forgery naming an app nobody serves (anyone can sign with a kid nobody pinned): kept unverifiable, and it must
         # not reach the dashboard's app suggestions.
         urllib.request.urlopen(urllib.request.Request(f"{self.url}/postbacks", method="POST", data=forged_postback(FORGED_APP))).read()
-        # What the networks claim and spent: one install more than Apple signed for each campaign and day, 2.50 an
-        # install claimed, in the app's currency; and a rate to show it all in dollars.
-        performance = self.api("performance", {"by": "day,app,ad_network,campaign"})["rows"]
-        lines = ["date,app,ad_network,campaign,country,impressions,clicks,installs,re_engagements,spend,currency"]
-        for row in performance:
-            if row["campaign"] and row["installs"] > 0 and str(row["app"]) in (USD_APP, EUR_APP):
-                claimed = row["installs"] + 1
-                currency = "USD" if str(row["app"]) == USD_APP else "EUR"
-                lines.append(f"{row['day']},{row['app']},{row['ad_network']},{row['campaign']},,{claimed * 40},{claimed * 3},{claimed},0,{2.5 * claimed:.2f},{currency}")
-        check(len(lines) > 5, f"the traffic gives campaigns and days to claim: {len(lines) - 1}")
-        self.api("spend", {"file_name": "claims.csv"}, method="POST", body=("\n".join(lines) + "\n").encode())
-        first_day = min(row["day"] for row in performance)
+        with open(f"{self.work}/claims.csv", "rb") as file:
+            self.api("spend", {"file_name": "claims.csv"}, method="POST", body=file.read())
+        first_day = min(row["day"] for row in self.api("performance", {"by": "day"})["rows"])
         self.api("rates", method="POST", body=f"date,from,to,rate\n{first_day},EUR,USD,1.08\n".encode())
         for _ in range(3):
             token = urllib.request.Request(f"{self.url}/v1/adservices/tokens", method="POST", data=base64.b64encode(os.urandom(120)),
@@ -211,6 +207,7 @@ def main():
         # A wrong key: a clear message, the sign-in form again.
         browser.open()
         browser.wait.until(lambda d: d.find_element(By.ID, "sign-in").is_displayed())
+        check(not driver.find_element(By.ID, "filters").is_displayed(), "the filter bar is hidden before signing in")
         browser.screenshot("sign-in")
         driver.find_element(By.NAME, "key").send_keys("cs_not-a-real-key")
         driver.find_element(By.CSS_SELECTOR, "#sign-in button").click()
@@ -246,15 +243,32 @@ def main():
         check(not browser.console_errors(), f"console errors on the overview: {browser.console_errors()}")
         browser.screenshot("overview")
 
-        browser.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#apps option"))
-        suggested = {option.get_attribute("value") for option in driver.find_elements(By.CSS_SELECTOR, "#apps option")}
-        check(EUR_APP in suggested and FORGED_APP not in suggested, f"the app suggestions hold apps Apple signed for, never a forger's: {sorted(suggested)}")
+        browser.wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "select[name=app] option")) > 1)
+        options = {option.get_attribute("value"): option.text for option in driver.find_elements(By.CSS_SELECTOR, "select[name=app] option")}
+        check(EUR_APP in options and FORGED_APP not in options, f"the app filter holds apps Apple signed for, never a forger's: {sorted(options)}")
+        check(options[EUR_APP] == f"Subscription ({EUR_APP})", f"the app filter shows names: {options[EUR_APP]!r}")
+        # Revenue per currency equals the report's; in dollars (Money in), eCPI and ROAS equal the performance report's.
+        revenue = {}
+        for row in server.api("reports", {"by": "protocol"})["rows"]:
+            if row["currency"]:
+                revenue[row["currency"]] = revenue.get(row["currency"], 0) + number(row["revenue_mid"])
+        check(len(revenue) == 2, f"revenue in two currencies: {revenue}")
+        for code, value in revenue.items():
+            check(abs(number(browser.tile(f"revenue_{code}")) - value) < 1e-4, f"the {code} revenue tile equals the report")
+        driver.find_element(By.XPATH, "//p[@data-picker='currency']/a[text()='USD']").click()
+        browser.wait.until(lambda d: "currency=USD" in d.current_url)
+        browser.rendered("overview")
+        dollars = server.api("performance", {"currency": "USD"})["rows"][0]
+        check(number(browser.tile("roas_USD")) == number(dollars["roas_mid"]) and number(browser.tile("ecpi_USD")) == number(dollars["ecpi"]),
+              "ROAS and eCPI in dollars equal the performance report's")
+        check(abs(number(browser.tile("revenue_USD")) - number(dollars["revenue_mid"])) < 1e-4, "revenue in dollars equals the performance report's")
+        browser.screenshot("overview-dollars")
+        browser.open("")
+        browser.rendered("overview")
 
         # A filter: the URL holds it, the numbers follow it.
         before = number(browser.tile("counted"))
-        field = driver.find_element(By.NAME, "app")
-        field.clear()
-        field.send_keys(EUR_APP)
+        Select(driver.find_element(By.NAME, "app")).select_by_value(EUR_APP)
         driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
         browser.wait.until(lambda d: f"app={EUR_APP}" in d.current_url)
         browser.rendered("overview")
@@ -269,11 +283,54 @@ def main():
         browser.rendered("overview")
         check(number(browser.tile("counted")) == after, "opening the link again shows the same numbers")
 
+        # Date presets: the days they name, the last one included, sent to the API with its exclusive end; every
+        # figure against the same number of days before.
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        def day(offset):
+            return (today + datetime.timedelta(days=offset)).isoformat()
+        for preset, first, last in [("7d", day(-6), day(0)), ("yesterday", day(-1), day(-1)), ("30d", day(-29), day(0))]:
+            Select(driver.find_element(By.NAME, "range")).select_by_value(preset)
+            check(driver.find_element(By.NAME, "from").get_attribute("value") == first and driver.find_element(By.NAME, "to").get_attribute("value") == last,
+                  f"{preset} shows {first} to {last}")
+            driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+            browser.wait.until(lambda d: f"range={preset}" in d.current_url)
+            browser.rendered("overview")
+            end = (datetime.date.fromisoformat(last) + datetime.timedelta(days=1)).isoformat()
+            shown = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": first, "to": end})["rows"]
+            check(number(browser.tile("installs")) == sum(row["installs"] for row in shown), f"{preset}: installs from {first} to {end} (exclusive)")
+            length = (datetime.date.fromisoformat(end) - datetime.date.fromisoformat(first)).days
+            earlier = (datetime.date.fromisoformat(first) - datetime.timedelta(days=length)).isoformat()
+            previous = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": earlier, "to": first})["rows"]
+            shown_previous = driver.execute_script("return document.querySelector('[data-kpi=\"installs\"]').dataset.previous")
+            check(number(shown_previous) == sum(row["installs"] for row in previous), f"{preset}: the previous period is {earlier} to {first}")
+        check(number(browser.tile("installs")) > 0, "the last 30 days have installs")
+        browser.screenshot("overview-30-days")
+        # A custom day from = to shows that one day.
+        Select(driver.find_element(By.NAME, "range")).select_by_value("custom")
+        for name, value in [("from", day(-3)), ("to", day(-3))]:
+            driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", driver.find_element(By.NAME, name), value)
+        driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+        browser.wait.until(lambda d: "range=custom" in d.current_url and f"to={day(-3)}" in d.current_url)
+        browser.rendered("overview")
+        one = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": day(-3), "to": day(-2)})["rows"]
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in one) > 0, "a single day shows its installs")
+        browser.open("")
+        browser.rendered("overview")
+
         # Campaigns, with names and revenue per currency; sorting is in the URL; the table downloads as CSV.
         browser.open("?page=campaigns")
         browser.rendered("campaigns")
-        campaigns = server.api("reports", {"by": "ad_network,ad_network_name,campaign,campaign_name"})["rows"]
-        same_rows(browser.table("campaigns"), campaigns, ["ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns table")
+        campaigns = server.api("reports", {"by": "app_name,ad_network,ad_network_name,campaign,campaign_name"})["rows"]
+        same_rows(browser.table("campaigns"), campaigns, ["app_name", "ad_network_name", "campaign_name", "currency", "postbacks", "installs", "revenue_min", "revenue_max"], "campaigns table")
+        default_order = [number(row["installs"]) for row in browser.table("campaigns")]
+        check(default_order == sorted(default_order, reverse=True), "campaigns are listed most installs first")
+        leaders = browser.chart("chart-top-installs")
+        check(leaders["datasets"][0]["data"] == sorted((number(row["installs"]) for row in campaigns), reverse=True)[:len(leaders["labels"])],
+              "the top campaigns chart shows the most installs, one bar each")
+        for currency in {row["currency"] for row in campaigns if row["currency"]}:
+            bars = browser.chart(f"chart-revenue-{currency}")["datasets"][0]["data"]
+            check(len(bars) <= 10 and bars == sorted(bars, reverse=True), f"{currency} revenue has its own chart, largest first")
+        browser.screenshot("campaigns")
         names = {row["ad_network_name"] for row in browser.table("campaigns")}
         check("Example AAK Network" in names, f"the registry's network name is shown: {names}")
         check("Spring sale" in {row["campaign_name"] for row in browser.table("campaigns")}, "a registered campaign name is shown")
@@ -302,9 +359,20 @@ def main():
         for row in downloaded:
             if row["ad_network_name"] == "'" + FORMULA:
                 row["ad_network_name"] = FORMULA
-        same_rows(downloaded, campaigns, ["ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns CSV")
+        same_rows(downloaded, campaigns, ["app_name", "ad_network_name", "campaign_name", "currency", "postbacks", "revenue_min", "revenue_max"], "campaigns CSV")
         check(not browser.console_errors(), f"console errors on campaigns: {browser.console_errors()}")
-        browser.screenshot("campaigns")
+
+        # Conversion values: the fine values of window 0, coarse values per window, the share without a value by tier.
+        browser.open("?page=values")
+        browser.rendered("values")
+        values = server.api("reports", {"by": "window,value_kind,value"})["rows"]
+        fine = browser.chart("chart-fine-values")["datasets"][0]["data"]
+        check(len(fine) == 64, "every fine value from 0 to 63 has a bar")
+        check(sum(fine) == sum(row["postbacks"] for row in values if row["value_kind"] == "fine" and row["window"] == 0) > 0, "the fine values add up to window 0's")
+        coarse = browser.chart("chart-coarse-values")
+        check(sum(sum(d["data"]) for d in coarse["datasets"]) == sum(row["postbacks"] for row in values if row["value_kind"] == "coarse"), "the coarse values add up")
+        check(not browser.console_errors(), f"console errors on values: {browser.console_errors()}")
+        browser.screenshot("values")
 
         # Events: per day and window, revisions, undefined values.
         browser.open("?page=events")
@@ -314,7 +382,9 @@ def main():
         check(sum(sum(d["data"]) for d in browser.chart("chart-events")["datasets"]) == sum(row["events"] for row in events), "the events chart adds up")
         revisions = server.api("reports", {"by": "app,schema_revision,decoding"})["rows"]
         same_rows(browser.table("revisions"), revisions, ["app", "schema_revision", "postbacks"], "revisions table")
-        undefined = [row for row in server.api("reports", {"by": "app,decoding,value_kind,value"})["rows"] if row["decoding"] == "undefined_value"]
+        decodings = server.api("reports", {"by": "app,decoding,value_kind,value"})["rows"]
+        check(any(row["decoding"] == "no_event" for row in decodings), "values the schema defines as no event are told apart")
+        undefined = [row for row in decodings if row["decoding"] == "undefined_value"]
         same_rows(browser.table("undefined-values"), undefined, ["app", "value", "postbacks"], "undefined values table")
         check(not browser.console_errors(), f"console errors on events: {browser.console_errors()}")
         browser.screenshot("events")
@@ -336,6 +406,17 @@ def main():
         check(len(drawn) == sum(1 for row in by_day if row["roas_mid"] is not None) > 0, "the return chart draws every day with a return")
         check(not browser.console_errors(), f"console errors on performance: {browser.console_errors()}")
         browser.screenshot("performance")
+        # Drill-down: the verified first-window postbacks of one network, each linked to its lookup.
+        driver.find_element(By.XPATH, "//p[@data-picker='postbacks_of']/a[text()='Example AAK Network']").click()
+        browser.wait.until(lambda d: "postbacks_of=example.adattributionkit" in d.current_url)
+        browser.rendered("performance")
+        listed = server.api("conversions", {"ad_network": "example.adattributionkit", "window": "0", "limit": 200})["rows"]
+        drilled = browser.table("drill")
+        check(len(drilled) == len(listed) > 0 and {row["identifier"] for row in drilled} == {row["postback_identifier"] for row in listed},
+              "the drill-down lists the network's postbacks")
+        check(driver.find_elements(By.CSS_SELECTOR, "#drill a[href*='page=lookup']"), "each postback links to its lookup")
+        browser.open("?page=performance")
+        browser.rendered("performance")
         driver.find_element(By.XPATH, "//a[text()='USD']").click()
         browser.wait.until(lambda d: "currency=USD" in d.current_url)
         browser.rendered("performance")
@@ -361,6 +442,7 @@ def main():
         same_rows(browser.table("unverifiable"), waiting, ["protocol", "version", "reason", "postbacks"], "unverifiable table")
         check(any(row["reason"] == "unknown_kid" and row["postbacks"] > 0 for row in waiting), "postbacks under an unknown kid are listed")
         check(number(browser.tile("requests")) >= 540, f"the request counter counts the traffic: {browser.tile('requests')}")
+        check(number(browser.tile("received")) == sum(row["postbacks"] for row in server.api("intake", {"by": "status"})["rows"]), "requests received come from the database")
         browser.wait.until(lambda d: browser.tile("rate") != "")
         status = server.api("setup")
         same_rows(browser.table("setup"), status["rows"], ["app_name", "protocol", "version", "ad_network", "channel", "arrivals", "verified", "invalid"], "setup table")
@@ -375,6 +457,7 @@ def main():
         answer = server.api(f"postbacks/{urllib.parse.quote(identifier)}")
         browser.open("?page=lookup&id=" + urllib.parse.quote(identifier))
         browser.rendered("lookup")
+        check(not driver.find_element(By.ID, "filters").is_displayed(), "the lookup page shows no filter bar")
         copies = browser.table("copies-0")
         check(len(copies) == len(answer["postbacks"][0]["copies"]) >= 2, f"every copy is listed: {len(copies)}")
         check(any(row["disposition"] == "replay" and row["unsigned_changes"] for row in copies), "the replay shows its changed unsigned fields")
@@ -382,6 +465,16 @@ def main():
         same_rows(browser.table("events-0"), answer["postbacks"][0]["events"], ["name", "count"], "lookup events")
         check(not browser.console_errors(), f"console errors on lookup: {browser.console_errors()}")
         browser.screenshot("lookup")
+
+        # Every page with nothing to show says so, and what to do, instead of drawing empty axes.
+        for page in ("overview", "campaigns", "values", "events", "performance", "health"):
+            browser.open(f"?page={page}&ad_network=nothing.example")
+            browser.rendered(page)
+            check(not browser.console_errors(), f"console errors on an empty {page}: {browser.console_errors()}")
+            empties = driver.find_elements(By.CSS_SELECTOR, ".empty")
+            check(empties and all("Widen the dates" in element.text for element in empties), f"an empty {page} says what to do")
+            check(not driver.find_elements(By.CSS_SELECTOR, "canvas"), f"an empty {page} draws no empty chart")
+        browser.screenshot("empty")
 
         # Phone width: nothing wider than the screen but the tables' own scrolling boxes.
         driver.set_window_size(390, 844)

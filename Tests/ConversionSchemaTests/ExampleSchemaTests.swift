@@ -58,6 +58,19 @@ func decode(_ schema: ConversionSchema, _ conversionClass: ConversionClass = .in
         #expect(try decode(game, .reEngagement, window: 2, coarse: .low).events.map(\.name) == ["session"])
     }
 
+    /// A value the schema defines with no event is told from one it leaves undefined (issue 27: the Events page listed
+    /// the game's value 0, which its schema defines with an empty events list, as undefined).
+    @Test func aValueDefinedWithNoEventIsNotUndefined() throws {
+        let game = try Examples.schema("game")
+        #expect(try decode(game, window: 0, fine: 0).defined)
+        #expect(try decode(game, window: 0, fine: 0).events.isEmpty)
+        let document = #"{"format": "countersign.conversion-schema/1", "app": "123", "currency": "USD", "versions": [{"version": 1, "effective-from": "2026-01-01T00:00:00Z", "install": {"windows": {"0": {"fine": {"values": [{"range": [0, 9], "events": [{"name": "open"}]}]}}}}}]}"#
+        let partial = try #require(SchemaReader.check(Array(document.utf8)).schema)
+        #expect(try decode(partial, window: 0, fine: 3).defined)
+        #expect(try !decode(partial, window: 0, fine: 40).defined)
+        #expect(try !decode(partial, window: 0).defined, "no value is not a defined value")
+    }
+
     @Test func subscriptionDecodingTable() throws {
         let subscription = try Examples.schema("subscription")
         #expect(try decode(subscription, window: 0, fine: 0).events.map(\.name) == ["install"])

@@ -63,8 +63,8 @@ import PostbackMint
         let result = try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"], input: body)
         #expect(result.status == 0)
         #expect(try document(result)["countable"] == .bool(true))
-        let listed = try countersign(["keys", "list", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"])
-        guard case .array(let keys) = try JSONParser.parse(Array(listed.stdout.utf8)) else { Issue.record("not an array"); return }
+        let listed = try countersign(["keys", "list", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem", "--format", "json"])
+        guard case .array(let keys)? = try JSONParser.parse(Array(listed.stdout.utf8)).object?["rows"] else { Issue.record("no rows: \(listed.stdout)"); return }
         #expect(keys.compactMap { $0.object?["kid"]?.string }.sorted() == [
             "apple-cas-identifier/0", "apple-development-identifier/0", "apple-development-identifier/1", "network/0", "skan-p192", "skan-p256",
         ])
@@ -187,10 +187,11 @@ import PostbackMint
         let changed = try String(contentsOfFile: game, encoding: .utf8).replacingOccurrences(of: "\"USD\"", with: "\"EUR\"")
         try changed.write(toFile: directory + "/game-eur.json", atomically: true, encoding: .utf8)
         #expect(try countersign(["schema", "upload", directory + "/game-eur.json", "--database", database]).status == 0)
-        let list = try countersign(["schema", "list", "--database", database])
-        #expect(list.stdout.hasPrefix("1108187390\trevision 2\t"))
-        let history = try countersign(["schema", "history", "1108187390", "--database", database])
-        #expect(history.stdout.split(separator: "\n").map { $0.prefix(10) } == ["revision 1", "revision 2"])
+        let list = try countersign(["schema", "list", "--format", "csv", "--database", database])
+        #expect(list.stdout.split(separator: "\r\n").map { $0.split(separator: ",").prefix(2).joined(separator: ",") } == ["app,revision", "1108187390,2"])
+        let history = try countersign(["schema", "history", "1108187390", "--format", "ndjson", "--database", database])
+        let revisions = try history.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)).object?["revision"] }
+        #expect(revisions == [.number("1"), .number("2")])
         let diff = try countersign(["schema", "diff", "1108187390", "--database", database])
         #expect(diff.status == 1)
         #expect(diff.stdout.contains("-") && diff.stdout.contains("\"USD\"") && diff.stdout.contains("\"EUR\""))

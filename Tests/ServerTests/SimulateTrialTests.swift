@@ -69,6 +69,16 @@ import TestSupport
         #expect((over?["claimed_installs"]?.wholeNumber ?? 0) > (over?["installs"]?.wholeNumber ?? 0))
     }
 
+    /// A trial ending today holds only what has arrived: no original, copy or fake is stamped after the run's "now".
+    @Test func nothingArrivesAfterNow() throws {
+        let now = Timestamp.parse("2026-11-20T09:00:00Z")!
+        let plan = TrialPlan(apps: [1_108_187_390], start: now.addingTimeInterval(-30 * 86_400), days: 31, installsPerDay: 60, now: now, seed: 7)
+        let ledger = try Trial.generate(plan, key: try ECPrivateKey.generate(), keyID: "countersign-simulator/0", forger: try ECPrivateKey.generate())
+        #expect(ledger.sent.contains { $0.kind != .original }, "the trial has copies and fakes")
+        let late = ledger.sent.filter { $0.arrival > now }.map(\.arrival)
+        #expect(late.count == 0, "\(late.count) postbacks arrive after now, the latest \(late.max().map(Timestamp.format) ?? "")")
+    }
+
     @Test func aTrialSaysWhatIsWrongWithItsOptions() throws {
         let database = Checkout.temporaryDirectory() + "/trial.sqlite"
         for (arguments, words) in [

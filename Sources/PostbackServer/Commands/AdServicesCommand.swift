@@ -24,10 +24,10 @@ struct AdServicesCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOption
         @Flag(help: "List done jobs too.") var all = false
         @Option(help: "Jobs listed at most.") var limit = 100
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             guard limit > 0 else { throw CLIFailure.usage("--limit must be positive") }
             let store = try database.open()
             let counts = try await store.tokenJobs.counts()
@@ -63,10 +63,10 @@ struct AdServicesCommand: AsyncParsableCommand {
         @Flag(name: .customLong("include-test"), help: "Include Apple's developer-mode test payloads.") var includeTest = false
         @Flag(name: .customLong("include-client-reported"), help: "Count iAd records the app reported beside Apple's AdServices records.")
         var includeClientReported = false
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             var pairs = [("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
             if includeTest { pairs.append(("include_test", "true")) }
             if includeClientReported { pairs.append(("include_client_reported", "true")) }

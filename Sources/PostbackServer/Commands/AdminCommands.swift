@@ -93,19 +93,21 @@ struct APIKeyCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List keys (never the keys themselves).")
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let keys = try await database.open().apiKeys.list()
-            print(JSONValue.array(keys.map { record in
-                .object(JSONObject([
+            print(output.render(ReportTable(objects: keys.map { record in
+                JSONObject([
                     JSONMember(key: "id", value: .number(String(record.id))),
                     JSONMember(key: "name", value: .string(record.name)),
                     JSONMember(key: "prefix", value: .string(record.prefix)),
                     JSONMember(key: "created_at", value: .string(record.createdAt)),
                     JSONMember(key: "revoked_at", value: record.revokedAt.map { .string($0) } ?? .null),
-                ] + Create.grantMembers(record.grant)))
-            }).prettyPrinted)
+                ] + Create.grantMembers(record.grant))
+            })), terminator: "")
         }
     }
 

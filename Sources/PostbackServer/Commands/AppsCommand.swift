@@ -42,14 +42,16 @@ struct AppsCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the registered apps.")
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
             let apps = try await store.apps.list()
-            if apps.isEmpty { FileHandle.standardError.write(Data("no app registered: every app is served\n".utf8)) }
-            print(JSONValue.array(apps.map { .object($0.json) }).prettyPrinted)
+            if apps.isEmpty, output == .table { FileHandle.standardError.write(Data("no app registered: every app is served\n".utf8)) }
+            print(output.render(ReportTable(objects: apps.map(\.json))), terminator: "")
         }
     }
 
@@ -84,11 +86,11 @@ struct AppsCommand: AsyncParsableCommand {
         )
         @Option(help: "Only this app.") var app: Int64?
         @Option(help: "The days looked at, today included (1 to 400).") var days = 30
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             guard (1...400).contains(days) else { throw CLIFailure.usage("--days must be 1 to 400") }
             if let app, app < 1 { throw CLIFailure.usage("--app must be an App Store id, a positive integer") }
             let store = try database.open()

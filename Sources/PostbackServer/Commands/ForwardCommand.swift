@@ -60,12 +60,14 @@ struct ForwardCommand: AsyncParsableCommand {
 
     struct Rules: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the forwarding rules.")
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
-            print(JSONValue.array(try await store.forwarding.rules().map { .object($0.json) }).prettyPrinted)
+            print(output.render(ReportTable(objects: try await store.forwarding.rules().map(\.json))), terminator: "")
         }
     }
 
@@ -114,11 +116,11 @@ struct ForwardCommand: AsyncParsableCommand {
             abstract: "Per partner: entries pending and in flight, dead letters, deliveries made, the oldest wait, the last failure.",
             discussion: "Example: countersign forward status --database data/countersign.sqlite"
         )
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
             let status = try await store.forwarding.status()
@@ -139,14 +141,14 @@ struct ForwardCommand: AsyncParsableCommand {
         @Option(help: "dead (default) or pending.") var state = ForwardEntryState.dead.rawValue
         @Option(help: "Only this rule's entries.") var partner: String?
         @Option(help: "Entries listed at most.") var limit = 100
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
             guard let entryState = ForwardEntryState(rawValue: state) else {
                 throw CLIFailure.usage("--state must be one of \(ForwardEntryState.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             guard limit > 0 else { throw CLIFailure.usage("--limit must be positive") }
             let store = try database.open()
             defer { store.close() }

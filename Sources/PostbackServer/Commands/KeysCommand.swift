@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Store
 import JWS
 
 /// `countersign keys`: the pinned key ring, and ad-network key generation.
@@ -12,22 +13,24 @@ struct KeysCommand: AsyncParsableCommand {
 
     /// `countersign keys list`.
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the pinned key ring as JSON.")
+        static let configuration = CommandConfiguration(abstract: "List the pinned key ring: kid, environment, usage, curve, origin.")
 
         @OptionGroup var keys: KeyOptions
+        @OptionGroup var output: OutputOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let ring = try keys.loadKeyRing()
-            let entries: [JSONValue] = ring.entries.map { entry in
-                .object(JSONObject([
+            let entries: [JSONObject] = ring.entries.map { entry in
+                JSONObject([
                     JSONMember(key: "kid", value: .string(entry.keyID)),
                     JSONMember(key: "environment", value: .string(entry.environment.rawValue)),
                     JSONMember(key: "usage", value: .array(entry.usages.sorted().map { .string($0.rawValue) })),
                     JSONMember(key: "curve", value: .string(entry.key.curve.rawValue)),
                     JSONMember(key: "origin", value: .string(entry.origin)),
-                ]))
+                ])
             }
-            print(JSONValue.array(entries).prettyPrinted)
+            print(output.render(ReportTable(objects: entries)), terminator: "")
         }
     }
 

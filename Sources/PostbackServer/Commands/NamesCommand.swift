@@ -34,10 +34,10 @@ struct NamesCommand: AsyncParsableCommand {
     struct Networks: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List ad network names (given and built in).")
         @OptionGroup var database: DatabaseOption
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             let named = try await database.open().names.adNetworks()
             var rows = named.map { [JSONValue.string($0.adNetworkID), .string($0.name), .string("given")] }
             for (id, name) in NameRegistry.builtInAdNetworks.sorted(by: { $0.key < $1.key }) where !named.contains(where: { $0.adNetworkID == id }) {
@@ -75,10 +75,10 @@ struct NamesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List an app's campaign, ad-group and creative names by ad network.")
         @OptionGroup var database: DatabaseOption
         @Option(help: "The app's numeric App Store id.") var app: Int64
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             let names = try await database.open().names.sourceNames(app: app)
             let rows = names.map { [JSONValue.string($0.adNetworkID), .string($0.level.rawValue), .string($0.digits), .string($0.name)] }
             print(output.render(ReportTable(columns: ["ad_network_id", "level", "digits", "name"], rows: rows)), terminator: "")

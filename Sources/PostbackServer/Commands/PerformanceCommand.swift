@@ -11,17 +11,18 @@ struct PerformanceCommand: AsyncParsableCommand {
         Dimensions for --by (docs/metrics.md):
         \(PerformanceQuery.Dimension.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
-        Metrics in every row (after currency, the row's money currency):
+        Metrics after currency, the row's money currency (--metrics picks them; a table shows \(Self.compact.joined(separator: ", ")) unless asked):
         \(PerformanceMetric.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
-        Example: countersign performance --by ad_network,campaign --from 2026-11-01 --to 2026-12-01 --currency USD
+        Examples:
+          countersign performance --by ad_network,campaign --from 2026-11-01 --to 2026-12-01 --currency USD
+          countersign performance --by ad_network --last 30d --metrics installs,claimed_installs,install_gap,forged
         """
     )
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "Comma-separated dimensions to group by.") var by: String?
-    @Option(help: "The first day (ISO 8601; without a zone, in --tz).") var from: String?
-    @Option(help: "The day after the last (ISO 8601; without a zone, in --tz).") var to: String?
+    @OptionGroup var period: PeriodOptions
     @Option(help: "IANA time zone of the days (default: the --app's registered zone, else UTC).") var tz: String?
     @Option(help: "The advertised app's id.") var app: String?
     @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
@@ -29,22 +30,33 @@ struct PerformanceCommand: AsyncParsableCommand {
     @Option(help: "A two-letter country code.") var country: String?
     @Option(help: "Convert every amount into this ISO 4217 currency with the imported exchange rates.") var currency: String?
     @Option(help: "install (the estimated install day, default) or arrival (the day postbacks arrived).") var basis: String?
-    @Option(help: "table, csv, json or ndjson.") var format = "table"
+    @OptionGroup var metrics: MetricsOption
+    @OptionGroup var output: OutputOption
+
+    /// The metrics a table shows when `--metrics` is not given: what an analyst reads first, in 120 columns.
+    static let compact: [String] = [PerformanceMetric.installs, .claimedInstalls, .spend, .ecpi, .revenueMid, .roasMid].map(\.rawValue)
 
     func run() async throws {
         var pairs: [(String, String)] = []
         let options: [(String, String?)] = [
-            ("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("campaign", campaign),
+            ("by", by), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("campaign", campaign),
             ("country", country), ("currency", currency), ("basis", basis),
         ]
         for (name, value) in options { if let value { pairs.append((name, value)) } }
-        guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+        let output = try self.output.chosen()
         let store = try database.open()
         defer { store.close() }
-        if tz == nil, let app = app.flatMap({ Int64($0) }), let zone = try await store.apps.timeZone(app: app) { pairs.append(("tz", zone)) }
+        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
+        if let appZone { pairs.append(("tz", appZone)) }
+        pairs += try period.pairs(now: Date(), zone: TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt)
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
-        let table = try await store.performance.report(query)
+        let full = try await store.performance.report(query)
+        let table = try metrics.select(full, all: PerformanceMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
+        if let note = full.columns.firstIndex(of: PerformanceMetric.note.rawValue), !table.columns.contains(PerformanceMetric.note.rawValue),
+           full.rows.contains(where: { $0[note] != .null }) {
+            FileHandle.standardError.write(Data("countersign: some rows have a note on figures left blank; add note to --metrics to read it\n".utf8))
+        }
     }
 }

@@ -23,11 +23,11 @@ struct ReconcileCommand: AsyncParsableCommand {
     @Option(help: "Only this app's postbacks count as unclaimed.") var app: String?
     @Option(help: "Unclaimed postbacks received at or after this time.") var from: String?
     @Option(help: "Unclaimed postbacks received before this time.") var to: String?
-    @Option(help: "table, csv, json or ndjson.") var format = "table"
+    @OptionGroup var output: OutputOption
     @OptionGroup var database: DatabaseOption
 
     func run() async throws {
-        guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+        let output = try self.output.chosen()
         var pairs: [(String, String)] = []
         for (name, value) in [("ad_network", adNetwork), ("app", app), ("from", from), ("to", to)] { if let value { pairs.append((name, value)) } }
         let query: PerformanceQuery

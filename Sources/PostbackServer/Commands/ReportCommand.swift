@@ -11,17 +11,19 @@ struct ReportCommand: AsyncParsableCommand {
         Dimensions for --by (docs/metrics.md):
         \(ReportQuery.Dimension.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
-        Metrics in every row:
+        Metrics (--metrics picks them; a table shows \(Self.compact.joined(separator: ", ")) unless asked):
         \(ReportMetric.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
-        Example: countersign report --by campaign,window --from 2026-11-01 --format table
+        Examples:
+          countersign report --by campaign,window --from 2026-11-01
+          countersign report --by day,campaign --last 7d --metrics installs,revenue_mid
+          countersign report --by campaign --from yesterday --format csv
         """
     )
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "Comma-separated dimensions to group by.") var by: String?
-    @Option(help: "Received at or after (ISO 8601; without a zone, in --tz).") var from: String?
-    @Option(help: "Received before (ISO 8601; without a zone, in --tz).") var to: String?
+    @OptionGroup var period: PeriodOptions
     @Option(help: "IANA time zone of day and week buckets and of dates without a zone (default: the --app's registered zone, else UTC).") var tz: String?
     @Option(help: "The advertised app's id.") var app: String?
     @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
@@ -36,24 +38,30 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(name: .customLong("protocol"), help: "aak or skan.") var family: String?
     @Option(help: "An ISO 4217 currency code: postbacks whose revenue is in it.") var currency: String?
     @Flag(name: .customLong("include-uncounted"), help: "Include unverifiable and development postbacks.") var includeUncounted = false
-    @Option(help: "table, csv, json or ndjson.") var format = "table"
+    @OptionGroup var metrics: MetricsOption
+    @OptionGroup var output: OutputOption
+
+    /// The metrics a table shows when `--metrics` is not given: what fits a 120-column terminal next to two dimensions.
+    static let compact: [String] = [ReportMetric.installs, .reEngagements, .postbacks, .events, .revenueMin, .revenueMax].map(\.rawValue)
 
     func run() async throws {
         var pairs: [(String, String)] = []
         let options: [(String, String?)] = [
-            ("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
+            ("by", by), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
             ("type", type), ("window", window), ("did_win", didWin), ("interaction", interaction), ("country", country),
             ("environment", environment), ("tier", tier), ("protocol", family), ("currency", currency),
         ]
         for (name, value) in options { if let value { pairs.append((name, value)) } }
         if includeUncounted { pairs.append(("include_uncounted", "true")) }
-        guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+        let output = try self.output.chosen()
         let store = try database.open()
         // A report of one registered app, without --tz, counts days in the app's registered time zone.
-        if tz == nil, let app = app.flatMap({ Int64($0) }), let zone = try await store.apps.timeZone(app: app) { pairs.append(("tz", zone)) }
+        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
+        if let appZone { pairs.append(("tz", appZone)) }
+        pairs += try period.pairs(now: Date(), zone: TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt)
         let query: ReportQuery
         do { query = try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
-        let table = try await store.reports.report(query)
+        let table = try metrics.select(try await store.reports.report(query), all: ReportMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
     }
 }

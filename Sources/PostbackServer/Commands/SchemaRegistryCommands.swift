@@ -39,14 +39,23 @@ extension SchemaCommand {
     /// `countersign schema list`: each app's current revision.
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the apps with a schema and each one's current revision.")
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
             let revisions = try await store.schemas.revisions()
-            if revisions.isEmpty { FileHandle.standardError.write(Data("no schema stored yet; add one with countersign schema upload FILE\n".utf8)) }
-            for revision in revisions { print("\(revision.app)\trevision \(revision.revision)\tuploaded \(revision.uploadedAt)\t\(revision.bytes) bytes") }
+            if revisions.isEmpty, output == .table { FileHandle.standardError.write(Data("no schema stored yet; add one with countersign schema upload FILE\n".utf8)) }
+            print(output.render(Self.table(revisions)), terminator: "")
+        }
+
+        /// Revisions as rows: app, revision, uploaded_at, bytes.
+        static func table(_ revisions: [SchemaRegistry.Revision]) -> ReportTable {
+            ReportTable(columns: ["app", "revision", "uploaded_at", "bytes"], rows: revisions.map {
+                [.number($0.app), .number(String($0.revision)), .string($0.uploadedAt), .number(String($0.bytes))]
+            })
         }
     }
 
@@ -54,14 +63,16 @@ extension SchemaCommand {
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List every revision of an app's schema, oldest first.")
         @Argument(help: "The app's App Store id.") var app: String
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
             let revisions = try await store.schemas.revisions(app: app)
             guard !revisions.isEmpty else { throw CLIFailure.rejected("app \(app) has no schema; add one with countersign schema upload FILE") }
-            for revision in revisions { print("revision \(revision.revision)\tuploaded \(revision.uploadedAt)\t\(revision.bytes) bytes") }
+            print(output.render(List.table(revisions)), terminator: "")
         }
     }
 

@@ -71,11 +71,11 @@ struct SpendCommand: AsyncParsableCommand {
     struct Imports: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the imports, newest first: what, who, when, which file.")
         @Option(help: "Imports listed at most.") var limit = 100
-        @Option(help: "table, csv, json or ndjson.") var format = "table"
+        @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            guard let output = ReportFormat(rawValue: format) else { throw CLIFailure.usage("--format must be table, csv, json or ndjson") }
+            let output = try self.output.chosen()
             let store = try database.open()
             defer { store.close() }
             FileHandle.standardOutput.write(Data(output.render(try await store.spend.imports(limit: limit)).utf8))

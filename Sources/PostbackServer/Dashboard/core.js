@@ -1,8 +1,23 @@
 // The dashboard's shared parts: the URL state, the /v1 client, number formats, sections, tables and charts.
-// Pages (page-*.js) build their views from these and read nothing but the public API.
+// Pages (page-*.js) build their views from these and read nothing but the public API; pure logic is in logic.js.
+import { apiRange, change, colours, csv, hasData, presetRange, previousRange, series as seriesOf, today } from './logic.js';
 
-/** The filters every page may apply; each lives in the URL's query string. */
-export const filterNames = ['app', 'ad_network', 'from', 'to', 'tz', 'protocol', 'window', 'environment'];
+/**
+ * The filters every page may apply; each lives in the URL's query string. `from` and `to` are the first and the last
+ * day shown, both included (`range` names a preset that sets them); the API's exclusive end is made from them.
+ */
+export const filterNames = ['range', 'app', 'ad_network', 'from', 'to', 'tz', 'protocol', 'window', 'environment'];
+
+/** The days the state shows, both ends included: a preset's, computed in the report's zone, or the custom ones. */
+export function shownRange(query) {
+  return presetRange(query.get('range') || '', today(query.get('tz'))) || { from: query.get('from') || '', to: query.get('to') || '' };
+}
+
+/** The period before the one shown, as API filters, or null when the shown one is open-ended. */
+export function previousFilters(query, filters) {
+  const before = previousRange(shownRange(query));
+  return before ? { ...filters, ...apiRange(before) } : null;
+}
 
 /** The whole view as the URL holds it: page, filters and page-specific values such as `id` or `sort`. */
 export function readState() {
@@ -44,10 +59,13 @@ export async function api(path, parameters = {}) {
   return body;
 }
 
-/** The report filters of the current state, as /v1/reports and /v1/intake take them. */
+/** The report filters of the current state, as /v1/reports and /v1/intake take them (`to` made exclusive). */
 export function reportFilters(query, { uncounted = true } = {}) {
   const filters = {};
-  for (const name of filterNames) if (query.get(name)) filters[name] = query.get(name);
+  for (const name of filterNames) if (name !== 'range' && name !== 'from' && name !== 'to' && query.get(name)) filters[name] = query.get(name);
+  const range = apiRange(shownRange(query));
+  if (range.from) filters.from = range.from;
+  if (range.to) filters.to = range.to;
   if (uncounted && filters.environment === 'development') filters.include_uncounted = 'true';
   return filters;
 }
@@ -71,6 +89,7 @@ export async function metrics() {
 }
 
 const counts = new Intl.NumberFormat(undefined);
+const signed = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1, signDisplay: 'exceptZero' });
 const shares = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
 const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 /** Numbers for people: thousands separators, currency symbols, percentages. */
@@ -84,6 +103,11 @@ export const format = {
   },
   text: (value) => (value === null || value === undefined || value === '' ? '–' : String(value)),
   seconds: (value) => (value === null || value === undefined || Number.isNaN(value) ? '–' : plain.format(value * 1000) + ' ms'),
+  /** The change against the previous period, as "+12% vs previous period", or '' when there is none. */
+  change: (current, previous) => {
+    const share = change(current, previous);
+    return share === null ? '' : `${signed.format(share)} vs previous period`;
+  },
 };
 
 /** Creates an element with attributes and children. */
@@ -105,22 +129,53 @@ export function section(main, title, { wide = false, note } = {}) {
   return node;
 }
 
-/** Headline figures; each carries its raw value in data-value for scripts. */
+/**
+ * Headline figures; each carries its raw value in data-value for scripts, and with `previous` the change against the
+ * previous period (data-previous).
+ */
 export function tiles(parent, items) {
   const node = element('div', { class: 'tiles' });
-  for (const { id, label, value, shown } of items) {
-    node.append(element('div', { class: 'tile', 'data-kpi': id, 'data-value': value ?? '' },
-      element('div', { class: 'label', text: label }), element('div', { class: 'value', text: shown })));
+  for (const { id, label, value, shown, previous, detail } of items) {
+    const delta = previous === undefined ? '' : format.change(value, previous);
+    const share = change(value, previous);
+    node.append(element('div', { class: 'tile', 'data-kpi': id, 'data-value': value ?? '', 'data-previous': previous ?? '' },
+      element('div', { class: 'label', text: label }), element('div', { class: 'value', text: shown }),
+      detail ? element('div', { class: 'detail', text: detail }) : null,
+      delta ? element('div', { class: share > 0 ? 'change up' : share < 0 ? 'change down' : 'change', text: delta }) : null));
   }
   parent.append(node);
 }
 
+/** Links that set one page parameter (`name`) to each of `choices` ({ value: label }), the current one marked. */
+export function picker(parent, text, name, choices, current) {
+  const line = element('p', { class: 'picker', 'data-picker': name }, text);
+  for (const [value, label] of Object.entries(choices)) {
+    const link = element('a', { href: stateURL({ [name]: value || null }), 'aria-current': value === current ? 'true' : null, text: label });
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      history.pushState(null, '', link.getAttribute('href'));
+      window.dispatchEvent(new Event('countersign:navigate'));
+    });
+    line.append(link, ' ');
+  }
+  parent.append(line);
+}
+
+/** A message where a chart or table would be empty, saying what to do. */
+export function emptyState(parent, text) {
+  parent.append(element('p', { class: 'empty', role: 'status', text }));
+}
+
+/** What an empty view says: nothing in the range, and how to get something. */
+export const emptyText = 'Nothing in these dates and filters. Widen the dates, clear a filter, or fill a trial database: countersign simulate --days 30 (docs/quickstart.md).';
+
 /**
- * A sortable table of `rows` (objects) under `columns` ({ key, label, kind: text|count|share|money, currency(row) }),
- * with a CSV download of exactly those rows. The sort is part of the URL (`sort=<id>.<column>.<asc|desc>`).
+ * A sortable table of `rows` (objects) under `columns` ({ key, label, kind: text|count|share|money, currency(row),
+ * title: the key shown on hover, csvOnly: in the download, not on screen}), with a CSV download of exactly those rows. The sort is part of the URL (`sort=<id>.<column>.<asc|desc>`).
  */
-export function table(parent, { id, caption, columns, rows }) {
-  const [sortTable, sortKey, sortDirection] = (readState().query.get('sort') || '').split('.');
+export function table(parent, { id, caption, columns: allColumns, rows, sort }) {
+  const columns = allColumns.filter((column) => !column.csvOnly);
+  const [sortTable, sortKey, sortDirection] = sortOf(id, sort);
   let sorted = rows.slice();
   const sortColumn = sortTable === id ? columns.find((column) => column.key === sortKey) : null;
   if (sortColumn) {
@@ -154,30 +209,25 @@ export function table(parent, { id, caption, columns, rows }) {
         : format.text(value);
       const numeric = column.kind && column.kind !== 'text';
       line.append(element(column === columns[0] ? 'th' : 'td', { scope: column === columns[0] ? 'row' : null, class: numeric ? 'number' : null,
-        'data-column': column.key, 'data-value': value ?? '' }, shown));
+        'data-column': column.key, 'data-value': value ?? '', title: column.title ? row[column.title] : null }, shown));
     }
     body.append(line);
   }
-  if (!rows.length) body.append(element('tr', {}, element('td', { colspan: columns.length, text: 'No rows for these filters.' })));
+  if (!rows.length) body.append(element('tr', {}, element('td', { colspan: columns.length, class: 'empty', text: emptyText })));
   const tableNode = element('table', { id, 'data-rows': rows.length }, element('caption', { text: caption }), element('thead', {}, head), body);
   const download = element('button', { type: 'button', text: 'Download CSV' });
-  download.addEventListener('click', () => downloadCSV(id, columns, sorted));
+  download.addEventListener('click', () => downloadCSV(id, allColumns, sorted));
   parent.append(element('div', { class: 'table-wrap' }, tableNode), element('div', { class: 'actions' }, download));
   return tableNode;
 }
 
-/**
- * CSV text (RFC 4180) of `rows` under `columns`, raw values as the API gave them. As the server's CSV does, text that a
- * spreadsheet would run as a formula (it begins with =, +, -, @, a tab or a carriage return) gets a leading ' and
- * quotes: much of it comes from whoever sent the postback. Numbers are written unchanged.
- */
-export function csv(columns, rows) {
-  const field = (value) => {
-    const text = value === null || value === undefined ? '' : String(value);
-    const formula = typeof value === 'string' && /^[=+\-@\t\r]/.test(text);
-    return formula || /[",\r\n]/.test(text) ? '"' + (formula ? "'" : '') + text.replaceAll('"', '""') + '"' : text;
-  };
-  return [columns.map((column) => field(column.key)).join(','), ...rows.map((row) => columns.map((column) => field(row[column.key])).join(','))].join('\r\n') + '\r\n';
+export { csv };
+
+/** The sort of table `id`: the URL's (`sort=<id>.<column>.<asc|desc>`), else the table's default `[column, direction]`. */
+function sortOf(id, fallback) {
+  const parts = (readState().query.get('sort') || '').split('.');
+  if (parts[0] === id) return parts;
+  return fallback ? [id, ...fallback] : parts;
 }
 
 function downloadCSV(id, columns, rows) {
@@ -187,14 +237,21 @@ function downloadCSV(id, columns, rows) {
   link.remove();
 }
 
-const palette = ['#1f5fbf', '#d9822b', '#2e9e5b', '#b3261e', '#7b4fb5', '#8c6d31', '#0f8b8d', '#c2418a', '#5a6572', '#9aa5b1'];
-/** A Chart.js chart in `parent`, labelled for screen readers; `config` is Chart.js's own. */
+/**
+ * A Chart.js chart in `parent`, labelled for screen readers; `config` is Chart.js's own. Series without colours get
+ * distinct ones (logic.js); a chart with nothing to draw is replaced by a message saying what to do.
+ */
 export function chart(parent, id, label, config) {
+  if (!hasData(config.data)) {
+    parent.append(element('p', { class: 'empty', role: 'status', id, 'data-empty': 'true', text: emptyText }));
+    return null;
+  }
   const canvas = element('canvas', { id, role: 'img', 'aria-label': label });
   parent.append(element('div', { class: 'chart' }, canvas));
+  const palette = colours(config.data.datasets.length);
   config.data.datasets.forEach((dataset, index) => {
-    dataset.backgroundColor ??= palette[index % palette.length];
-    dataset.borderColor ??= palette[index % palette.length];
+    dataset.backgroundColor ??= palette[index];
+    dataset.borderColor ??= palette[index];
   });
   config.options = { responsive: true, maintainAspectRatio: false, animation: false, ...config.options };
   return new window.Chart(canvas, config);
@@ -205,13 +262,7 @@ export function chart(parent, id, label, config) {
  * summed (rows differing only in other dimensions, such as currency, add up).
  */
 export function series(rows, labelKey, seriesKey, valueKey, seriesName = (value) => format.text(value)) {
-  const labels = [...new Set(rows.map((row) => row[labelKey]))].sort();
-  const names = [...new Set(rows.map((row) => row[seriesKey]))].sort((a, b) => String(a).localeCompare(String(b)));
-  const datasets = names.map((name) => ({
-    label: seriesName(name),
-    data: labels.map((label) => rows.filter((row) => row[labelKey] === label && row[seriesKey] === name).reduce((sum, row) => sum + Number(row[valueKey] || 0), 0)),
-  }));
-  return { labels: labels.map((label) => format.text(label)), datasets };
+  return seriesOf(rows, labelKey, seriesKey, valueKey, seriesName);
 }
 
 /** The sum of `key` over `rows`. */

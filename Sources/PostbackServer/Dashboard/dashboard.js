@@ -1,14 +1,15 @@
 // The dashboard shell: sign-in, navigation, the filter form and page rendering; the state lives in the URL.
-import { api, APIError, element, filterNames, readState, session, stateURL } from './core.js';
+import { api, APIError, element, filterNames, readState, session, shownRange, stateURL } from './core.js';
 import overview from './page-overview.js';
 import campaigns from './page-campaigns.js';
 import events from './page-events.js';
 import performancePage from './page-performance.js';
+import values from './page-values.js';
 import appleAds from './page-apple-ads.js';
 import health from './page-health.js';
 import lookup from './page-lookup.js';
 
-const pages = { overview, campaigns, events, performance: performancePage, 'apple-ads': appleAds, health, lookup };
+const pages = { overview, campaigns, values, events, performance: performancePage, 'apple-ads': appleAds, health, lookup };
 const main = document.getElementById('page');
 const filters = document.getElementById('filters');
 const signIn = document.getElementById('sign-in');
@@ -43,8 +44,32 @@ function renderNavigation(current) {
   }
 }
 
-function fillFilters(query) {
+/** The filter form as the URL says, showing only the filters the page uses (`page.filters`, else all). */
+function fillFilters(query, page) {
+  const used = new Set(page.filters || filterNames);
+  for (const label of filters.querySelectorAll('[data-filter]')) label.hidden = !used.has(label.dataset.filter);
+  filters.hidden = used.size === 0;
+  const app = query.get('app') || '';
+  const apps = filters.elements.app;
+  if (app && ![...apps.options].some((option) => option.value === app)) apps.append(element('option', { value: app, text: app }));
   for (const name of filterNames) filters.elements[name].value = query.get(name) || '';
+  // A preset shows the days it covers; the last day is included, as the label says.
+  const range = shownRange(query);
+  filters.elements.from.value = range.from;
+  filters.elements.to.value = range.to;
+}
+
+/** A preset picked: its days shown at once; a day edited: the range becomes custom. */
+filters.elements.range.addEventListener('change', () => {
+  const query = new URLSearchParams({ range: filters.elements.range.value, tz: filters.elements.tz.value });
+  if (filters.elements.range.value && filters.elements.range.value !== 'custom') {
+    const range = shownRange(query);
+    filters.elements.from.value = range.from;
+    filters.elements.to.value = range.to;
+  }
+});
+for (const name of ['from', 'to']) {
+  filters.elements[name].addEventListener('input', () => { filters.elements.range.value = 'custom'; });
 }
 
 async function fillSuggestions() {
@@ -59,7 +84,13 @@ async function fillSuggestions() {
     ]);
     const names = new Map(registry.apps.map((entry) => [String(entry.app), entry.name]));
     const ids = [...new Set([...counted.rows, ...development.rows].map((row) => String(row.app)).concat([...names.keys()]))].sort();
-    document.getElementById('apps').replaceChildren(...ids.map((id) => element('option', { value: id, label: names.get(id) })));
+    // Apps by name (and id): a select, so the filter reads as the app.
+    const apps = filters.elements.app;
+    const chosen = apps.value;
+    apps.replaceChildren(element('option', { value: '', text: 'All apps' }),
+      ...ids.map((id) => element('option', { value: id, text: names.has(id) ? `${names.get(id)} (${id})` : id })));
+    if (chosen && !ids.includes(chosen)) apps.append(element('option', { value: chosen, text: chosen }));
+    apps.value = chosen;
   } catch {
     // Suggestions only help typing; the page itself reports any error.
   }
@@ -77,7 +108,7 @@ async function render() {
   signOut.hidden = !signedIn;
   main.replaceChildren();
   if (!signedIn) return;
-  fillFilters(query);
+  fillFilters(query, page);
   document.title = `${page.title} · Countersign`;
   main.setAttribute('aria-busy', 'true');
   try {
@@ -105,6 +136,9 @@ filters.addEventListener('submit', (event) => {
   event.preventDefault();
   const changes = {};
   for (const name of filterNames) changes[name] = filters.elements[name].value.trim();
+  // A preset keeps only its name: its days move with the calendar. Custom days are kept as shown (the last included).
+  if (changes.range && changes.range !== 'custom') { changes.from = ''; changes.to = ''; }
+  if (!changes.range && (changes.from || changes.to)) changes.range = 'custom';
   history.pushState(null, '', stateURL(changes));
   render();
 });

@@ -6,6 +6,7 @@ const jobStates = ['pending', 'retrying', 'done', 'failed'];
 
 export default {
   title: 'Apple Ads',
+  filters: ['range', 'from', 'to', 'tz', 'app'],
   async render(main, query) {
     const { from, to, tz, app } = reportFilters(query);
     const dates = { from, to, tz, app };
@@ -15,7 +16,7 @@ export default {
       api('adservices/jobs', { state: 'failed', limit: 20, order: 'newest' }),
     ]);
 
-    const records = section(main, 'Attributions', { wide: true, note: 'Apple\'s AdServices records (developer-mode test payloads and app-reported iAd records left out). Filters that apply here: dates, time zone, app.' });
+    const records = section(main, 'Attributions', { wide: true, note: 'Apple\'s AdServices records (developer-mode test payloads and app-reported iAd records left out).' });
     tiles(records, [
       { id: 'attributed', label: 'Attributed', value: attributions.rows.reduce((sum, row) => sum + Number(row.attributed), 0),
         shown: format.count(attributions.rows.reduce((sum, row) => sum + Number(row.attributed), 0)) },

@@ -1,59 +1,82 @@
-// Campaigns: ad network → campaign → ad group → creative with names, windows 0-2, fine, coarse and missing values,
-// events and revenue (low-high, per currency).
-import { api, chart, element, format, reportFilters, section, series, stateURL, table } from './core.js';
+// Campaigns: app → ad network → campaign → ad group → creative with names, the top campaigns by installs and by
+// revenue (one chart per currency), installs over time for the top campaigns, windows 0-2 with fine, coarse and
+// missing values, and the full table (sortable on every column; most installs first).
+import { api, chart, format, picker, reportFilters, section, series, table } from './core.js';
+import { top } from './logic.js';
 
 const levels = {
-  campaign: ['ad_network', 'ad_network_name', 'campaign', 'campaign_name'],
-  ad_group: ['ad_network', 'ad_network_name', 'campaign', 'campaign_name', 'ad_group', 'ad_group_name'],
-  creative: ['ad_network', 'ad_network_name', 'campaign', 'campaign_name', 'ad_group', 'ad_group_name', 'creative', 'creative_name'],
+  campaign: ['app_name', 'ad_network', 'ad_network_name', 'campaign', 'campaign_name'],
+  ad_group: ['app_name', 'ad_network', 'ad_network_name', 'campaign', 'campaign_name', 'ad_group', 'ad_group_name'],
+  creative: ['app_name', 'ad_network', 'ad_network_name', 'campaign', 'campaign_name', 'ad_group', 'ad_group_name', 'creative', 'creative_name'],
 };
 const labels = {
-  ad_network: 'Ad network id', ad_network_name: 'Ad network', campaign: 'Campaign', campaign_name: 'Campaign name',
+  app_name: 'App', ad_network: 'Ad network id', ad_network_name: 'Ad network', campaign: 'Campaign', campaign_name: 'Campaign name',
   ad_group: 'Ad group', ad_group_name: 'Ad group name', creative: 'Creative', creative_name: 'Creative name',
 };
 const valueKinds = { fine: 'Fine value', coarse: 'Coarse value only', none: 'No value' };
+/** Fine blue, coarse orange, none grey: "no value" never looks like a good result. */
+const valueColours = { 'Fine value': '#0072B2', 'Coarse value only': '#E69F00', 'No value': '#9aa5b1' };
+
+/** A campaign's name for a chart: app, network and campaign name. */
+const campaignLabel = (row) => `${row.app_name} · ${row.ad_network_name} · ${row.campaign_name}`;
 
 export default {
   title: 'Campaigns',
   async render(main, query) {
     const filters = reportFilters(query);
     const level = levels[query.get('level')] ? query.get('level') : 'campaign';
-    const [sources, windows] = await Promise.all([
+    const [sources, campaigns, windows, overTime] = await Promise.all([
       api('reports', { ...filters, by: levels[level].join(',') }),
+      api('reports', { ...filters, by: levels.campaign.join(',') }),
       api('reports', { ...filters, by: 'window,value_kind' }),
+      api('reports', { ...filters, by: 'day,app_name,ad_network_name,campaign_name' }),
     ]);
 
-    const tree = section(main, 'Campaigns', { wide: true, note: 'Names come from the name registry, then the app\'s schema, then Apple Ads placements, else the digits. Revenue is a low–high range in each row\'s currency.' });
-    const picker = element('p', {}, 'Down to: ');
-    for (const name of Object.keys(levels)) {
-      const link = element('a', { href: stateURL({ level: name }), 'aria-current': name === level ? 'true' : null, text: name.replace('_', ' ') });
-      link.addEventListener('click', (event) => {
-        event.preventDefault();
-        history.pushState(null, '', link.getAttribute('href'));
-        window.dispatchEvent(new Event('countersign:navigate'));
+    const leaders = section(main, 'Top campaigns by installs', { note: 'The ten campaigns with the most installs (docs/metrics.md), one bar each.' });
+    const topInstalls = top(campaigns.rows.filter((row) => Number(row.installs) > 0), 'installs', 10);
+    chart(leaders, 'chart-top-installs', 'Top campaigns by installs', {
+      type: 'bar',
+      data: { labels: topInstalls.map(campaignLabel), datasets: [{ label: 'Installs', data: topInstalls.map((row) => Number(row.installs)) }] },
+      options: { indexAxis: 'y', plugins: { legend: { display: false } }, scales: { x: { beginAtZero: true }, y: { ticks: { autoSkip: false } } } },
+    });
+
+    // Revenue: one chart per currency, so a currency with small sums is never dwarfed by another.
+    const currencies = [...new Set(campaigns.rows.map((row) => row.currency).filter(Boolean))].sort();
+    const revenue = section(main, 'Top campaigns by revenue', { note: 'Middle of each revenue range, the ten largest per currency; never added across currencies.' });
+    if (!currencies.length) chart(revenue, 'chart-revenue', 'Revenue by campaign', { type: 'bar', data: { labels: [], datasets: [] } });
+    for (const code of currencies) {
+      const rows = top(campaigns.rows.filter((row) => row.currency === code && Number(row.revenue_mid) > 0), 'revenue_mid', 10);
+      chart(revenue, `chart-revenue-${code}`, `Revenue by campaign in ${code}`, {
+        type: 'bar',
+        data: { labels: rows.map(campaignLabel), datasets: [{ label: `Revenue (${code})`, data: rows.map((row) => Number(row.revenue_mid)) }] },
+        options: { indexAxis: 'y', scales: { x: { beginAtZero: true }, y: { ticks: { autoSkip: false } } },
+          plugins: { tooltip: { callbacks: { label: (item) => format.money(item.raw, code) } } } },
       });
-      picker.append(link, ' ');
     }
-    tree.append(picker);
-    table(tree, { id: 'campaigns', caption: `Counted conversions by ${level.replace('_', ' ')}`, rows: sources.rows, columns: [
-      ...levels[level].map((key) => ({ key, label: labels[key] })),
+
+    const trend = section(main, 'Installs over time', { wide: true, note: 'Installs per day for the five campaigns with the most installs.' });
+    const leading = new Set(top(campaigns.rows, 'installs', 5).map(campaignLabel));
+    chart(trend, 'chart-campaign-trend', 'Installs per day for the top campaigns', {
+      type: 'line',
+      data: series(overTime.rows.filter((row) => leading.has(campaignLabel(row))).map((row) => ({ ...row, label: campaignLabel(row) })), 'day', 'label', 'installs'),
+      options: { scales: { y: { beginAtZero: true } } },
+    });
+
+    const tree = section(main, 'Campaigns', { wide: true, note: 'Names come from the name registry, then the app\'s schema, then Apple Ads placements, else the digits. Revenue is a low–high range in each row\'s currency. Every column sorts.' });
+    picker(tree, 'Down to: ', 'level', { campaign: 'campaign', ad_group: 'ad group', creative: 'creative' }, level);
+    table(tree, { id: 'campaigns', caption: `Counted conversions by ${level.replace('_', ' ')}`, rows: sources.rows, sort: ['installs', 'desc'], columns: [
+      ...levels[level].map((key) => ({ key, label: labels[key], csvOnly: key === 'ad_network', title: key === 'ad_network_name' ? 'ad_network' : null })),
       { key: 'currency', label: 'Currency' },
-      { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'installs', label: 'Installs', kind: 'count' },
-      { key: 're_engagements', label: 'Re-engagements', kind: 'count' }, { key: 'events', label: 'Events', kind: 'count' },
+      { key: 'installs', label: 'Installs', kind: 'count' }, { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
+      { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'events', label: 'Events', kind: 'count' },
       { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' }, { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },
     ] });
 
-    const revenue = section(main, 'Revenue by campaign', { note: 'Middle of each range; one bar group per currency, never added across currencies.' });
-    const campaignRows = sources.rows.map((row) => ({ ...row, label: `${row.ad_network_name} · ${row.campaign_name}` }));
-    chart(revenue, 'chart-revenue', 'Revenue by campaign and currency', {
-      type: 'bar', data: series(campaignRows, 'label', 'currency', 'revenue_mid'),
-      options: { indexAxis: 'y', scales: { x: { beginAtZero: true } },
-        plugins: { tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${format.money(item.raw, item.dataset.label)}` } } } },
-    });
-
     const byWindow = section(main, 'Windows and conversion values', { note: 'Fine values, coarse values only, or none (Apple withholds values below its crowd-anonymity thresholds).' });
+    const windowData = series(windows.rows, 'window', 'value_kind', 'postbacks', (kind) => valueKinds[kind] || kind);
+    for (const dataset of windowData.datasets) dataset.backgroundColor = dataset.borderColor = valueColours[dataset.label];
     chart(byWindow, 'chart-windows', 'Postbacks by window and kind of conversion value', {
-      type: 'bar', data: series(windows.rows, 'window', 'value_kind', 'postbacks', (kind) => valueKinds[kind] || kind),
+      type: 'bar', data: windowData,
       options: { scales: { x: { stacked: true, title: { display: true, text: 'Window' } }, y: { stacked: true, beginAtZero: true } } },
     });
     table(byWindow, { id: 'windows', caption: 'Postbacks by window, kind of value and currency', rows: windows.rows, columns: [

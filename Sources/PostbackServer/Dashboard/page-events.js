@@ -3,7 +3,7 @@
 import { api, chart, reportFilters, section, series, table } from './core.js';
 
 const decodings = {
-  decoded: 'Decoded', undefined_value: 'Value not in the schema', no_value: 'No value', no_schema: 'No schema',
+  decoded: 'Decoded', no_event: 'Defined as no event', undefined_value: 'Value not in the schema', no_value: 'No value', no_schema: 'No schema',
   no_version_in_force: 'No schema version in force', class_not_defined: 'Class not defined', unknown_conversion_type: 'Unknown conversion type',
 };
 

@@ -71,13 +71,19 @@ export default {
     ]);
 
     renderSetup(main, status);
+    // Requests received come from the database, so a restart does not reset them; the rest is this receiver's own.
+    const received = total(outcomes.rows, 'postbacks');
     const server = section(main, 'This server', { wide: true, note: first
-      ? 'From this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.'
-      : 'This server protects /metrics: sign in with a key that has the metrics scope to see them here.' });
-    if (!first) return renderOutcomes(main, outcomes, reasons, waiting);
+      ? 'Requests received: every postback request stored in these dates (all receivers). The rest comes from this receiver\'s /metrics since it started; the rate is measured over the next few seconds. Other receivers report their own.'
+      : 'This server protects /metrics: sign in with a key that has the metrics scope to see its rates and errors here.' });
+    if (!first) {
+      tiles(server, [{ id: 'received', label: 'Requests received', value: received, shown: format.count(received) }]);
+      return renderOutcomes(main, outcomes, reasons, waiting);
+    }
     const requests = counter(first, 'countersign_postback_requests_total');
     const items = [
-      { id: 'requests', label: 'Postback requests', value: requests, shown: format.count(requests) },
+      { id: 'received', label: 'Requests received', value: received, shown: format.count(received) },
+      { id: 'requests', label: 'Requests since this receiver started', value: requests, shown: format.count(requests) },
       { id: 'rate', label: 'Postbacks per second', value: '', shown: 'measuring…' },
       { id: 'commit_failures', label: 'Storage errors (failed commits)', value: counter(first, 'countersign_commit_failures_total'),
         shown: format.count(counter(first, 'countersign_commit_failures_total')) },

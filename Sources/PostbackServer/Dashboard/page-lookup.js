@@ -8,6 +8,7 @@ function fieldRows(object) {
 
 export default {
   title: 'Lookup',
+  filters: [],
   async render(main, query) {
     const identifier = query.get('id') || '';
     const search = section(main, 'Find a postback', { wide: true, note: 'An AdAttributionKit postback-identifier or a SKAdNetwork transaction-id.' });

@@ -1,34 +1,82 @@
-// Overview: what became of every postback per day, counted conversions by protocol, installs against
-// re-engagements, postbacks without a conversion value and the crowd-anonymity tier mix.
-import { api, chart, format, reportFilters, section, series, table, tiles, total } from './core.js';
+// Overview: the headline numbers against the previous period (installs as docs/metrics.md counts them, revenue per
+// currency, eCPI and ROAS where spend is imported), what became of every postback per day, counted conversions by
+// protocol, installs against re-engagements, and the crowd-anonymity tier mix.
+import { api, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
 
 const statusNames = {
   counted: 'Counted', development: 'Development', not_counted: 'Not counted', unverifiable: 'Unverifiable',
   duplicate: 'Duplicate', replay: 'Replay', unverified_copy: 'Unverified copy', rejected: 'Rejected',
 };
 
+/** The performance report's filters (it takes fewer than the other reports). */
+function moneyFilters(filters, currency) {
+  const chosen = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
+  return currency ? { ...chosen, currency } : chosen;
+}
+
+/** One figure per currency of `rows` (each row's `currency`): the sum of `key`. */
+function byCurrency(rows, key) {
+  const sums = new Map();
+  for (const row of rows) if (row.currency) sums.set(row.currency, (sums.get(row.currency) || 0) + Number(row[key] || 0));
+  return sums;
+}
+
 export default {
   title: 'Overview',
   async render(main, query) {
     const filters = reportFilters(query);
     const intakeFilters = reportFilters(query, { uncounted: false });
-    const [intake, rejected, byDay, byTier] = await Promise.all([
+    const previous = previousFilters(query, filters);
+    const currency = query.get('currency') || '';
+    const [intake, rejected, byDay, byTier, money, before, moneyBefore] = await Promise.all([
       api('intake', { ...intakeFilters, by: 'day,status' }),
       api('intake', { ...intakeFilters, status: 'rejected', by: 'reason' }),
       api('reports', { ...filters, by: 'day,protocol' }),
       api('reports', { ...filters, by: 'tier' }),
+      api('performance', moneyFilters(filters, currency)),
+      previous ? api('reports', { ...previous, by: 'protocol' }) : null,
+      previous ? api('performance', moneyFilters(previous, currency)) : null,
     ]);
     const postbacks = total(byDay.rows, 'postbacks');
     const withoutValue = byTier.rows.reduce((sum, row) => sum + Number(row.share_without_value) * Number(row.postbacks), 0);
-    tiles(section(main, 'Totals', { wide: true, note: `Days in ${byDay.time_zone}.` }), [
-      { id: 'counted', label: 'Counted postbacks', value: postbacks, shown: format.count(postbacks) },
-      { id: 'installs', label: 'Installs', value: total(byDay.rows, 'installs'), shown: format.count(total(byDay.rows, 'installs')) },
-      { id: 're_engagements', label: 'Re-engagements', value: total(byDay.rows, 're_engagements'), shown: format.count(total(byDay.rows, 're_engagements')) },
+    const then = (key) => (before ? total(before.rows, key) : undefined);
+    const head = section(main, 'Totals', { wide: true,
+      note: `Days in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md).` });
+    // Money: revenue per currency from the reports (never added across currencies); eCPI and ROAS where spend is
+    // imported and one currency holds revenue and spend (the row's own, or the one picked with exchange rates).
+    const currencies = [...new Set(money.rows.flatMap((row) => (row.currencies || '').split(',')).concat(byDay.rows.map((row) => row.currency)).filter(Boolean))].sort();
+    if (currencies.length > 1 || currency) {
+      picker(head, 'Money in: ', 'currency', Object.fromEntries([['', 'each currency'], ...currencies.concat(currency && !currencies.includes(currency) ? [currency] : []).map((code) => [code, code])]), currency);
+    }
+    const items = [
+      { id: 'installs', label: 'Installs', value: total(byDay.rows, 'installs'), shown: format.count(total(byDay.rows, 'installs')), previous: then('installs') },
+      { id: 're_engagements', label: 'Re-engagements', value: total(byDay.rows, 're_engagements'), shown: format.count(total(byDay.rows, 're_engagements')), previous: then('re_engagements') },
+    ];
+    const revenueRows = currency ? money.rows : byDay.rows;
+    const revenueBefore = currency ? moneyBefore?.rows : before?.rows;
+    const revenue = byCurrency(revenueRows, 'revenue_mid'), low = byCurrency(revenueRows, 'revenue_min'), high = byCurrency(revenueRows, 'revenue_max');
+    const earlierRevenue = revenueBefore ? byCurrency(revenueBefore, 'revenue_mid') : null;
+    for (const [code, value] of revenue) {
+      items.push({ id: `revenue_${code}`, label: `Revenue (${code}, middle)`, value, shown: format.money(value, code),
+        detail: `${format.money(low.get(code), code)} to ${format.money(high.get(code), code)}`, previous: earlierRevenue ? earlierRevenue.get(code) ?? 0 : undefined });
+    }
+    for (const row of money.rows.filter((candidate) => candidate.currency && candidate.spend !== null)) {
+      const earlier = moneyBefore?.rows.find((candidate) => candidate.currency === row.currency);
+      items.push({ id: `ecpi_${row.currency}`, label: `eCPI (${row.currency})`, value: row.ecpi ?? '', shown: format.money(row.ecpi, row.currency),
+        detail: `spend ${format.money(row.spend, row.currency)}`, previous: moneyBefore ? earlier?.ecpi ?? null : undefined });
+      items.push({ id: `roas_${row.currency}`, label: `ROAS (${row.currency}, middle)`, value: row.roas_mid ?? '', shown: format.share(row.roas_mid),
+        detail: `${format.share(row.roas_min)} to ${format.share(row.roas_max)}`, previous: moneyBefore ? earlier?.roas_mid ?? null : undefined });
+    }
+    const mixed = money.rows.find((row) => !row.currency && row.spend === null && (row.currencies || '').includes(','));
+    if (mixed && !currency) items.push({ id: 'roas', label: 'ROAS', value: '', shown: '–', detail: `spend and revenue in ${mixed.currencies.replace(',', ' and ')}: pick one under Money in` });
+    items.push(
+      { id: 'counted', label: 'Counted postbacks', value: postbacks, shown: format.count(postbacks), previous: then('postbacks') },
       { id: 'duplicates', label: 'Duplicates', value: total(intake.rows.filter((row) => row.status === 'duplicate'), 'postbacks'),
         shown: format.count(total(intake.rows.filter((row) => row.status === 'duplicate'), 'postbacks')) },
       { id: 'share_without_value', label: 'Without a conversion value', value: postbacks ? withoutValue / postbacks : '',
         shown: postbacks ? format.share(withoutValue / postbacks) : '–' },
-    ]);
+    );
+    tiles(head, items);
 
     const outcomes = section(main, 'Postbacks per day by outcome', { note: 'Every body received: stored postbacks by status, copies and rejected bodies by disposition.' });
     chart(outcomes, 'chart-outcomes', 'Postbacks per day by outcome', {

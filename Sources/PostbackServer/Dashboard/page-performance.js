@@ -1,28 +1,14 @@
 // Performance: what networks claim against what Apple signed, and what installs cost and returned (GET /v1/performance):
 // installs and claimed installs per network, the postbacks behind the gap, spend, eCPI, CPI and ROAS ranges per
 // campaign, and the return of each install-day cohort. Every figure is the API's; nothing is added across currencies.
-import { api, chart, element, format, section, stateURL, table, tiles, total } from './core.js';
+import { api, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
 
 /** The filters /v1/performance takes, from the page's state: the shared ones it knows, and its own. */
 function performanceFilters(query) {
-  const filters = {};
-  for (const name of ['app', 'ad_network', 'from', 'to', 'tz', 'currency', 'basis']) if (query.get(name)) filters[name] = query.get(name);
+  const { app, ad_network: adNetwork, from, to, tz } = reportFilters(query);
+  const filters = Object.fromEntries(Object.entries({ app, ad_network: adNetwork, from, to, tz }).filter(([, value]) => value));
+  for (const name of ['currency', 'basis']) if (query.get(name)) filters[name] = query.get(name);
   return filters;
-}
-
-/** Links that set one page parameter (`name`) to each of `choices` ({ value: label }), the current one marked. */
-function picker(parent, text, name, choices, current) {
-  const line = element('p', {}, text);
-  for (const [value, label] of Object.entries(choices)) {
-    const link = element('a', { href: stateURL({ [name]: value || null }), 'aria-current': value === current ? 'true' : null, text: label });
-    link.addEventListener('click', (event) => {
-      event.preventDefault();
-      history.pushState(null, '', link.getAttribute('href'));
-      window.dispatchEvent(new Event('countersign:navigate'));
-    });
-    line.append(link, ' ');
-  }
-  parent.append(line);
 }
 
 const money = (key, label) => ({ key, label, kind: 'money' });
@@ -30,6 +16,7 @@ const ratio = (key, label) => ({ key, label, kind: 'share' });
 
 export default {
   title: 'Performance',
+  filters: ['range', 'from', 'to', 'tz', 'app', 'ad_network'],
   async render(main, query) {
     const filters = performanceFilters(query);
     const [networks, campaigns, cohorts, imports] = await Promise.all([
@@ -71,13 +58,33 @@ export default {
       { key: 'forged', label: 'Forged', kind: 'count' },
     ] });
 
+    // Drill-down: the postbacks behind one network's verified installs, each linked to its lookup.
+    picker(head, 'Postbacks of: ', 'postbacks_of', Object.fromEntries([['', 'none'], ...networks.rows.map((row) => [row.ad_network, format.text(row.ad_network_name)])]), query.get('postbacks_of') || '');
+    const network = query.get('postbacks_of');
+    if (network) {
+      const list = await api('conversions', { ...Object.fromEntries(['app', 'from', 'to', 'tz'].filter((name) => filters[name]).map((name) => [name, filters[name]])),
+        ad_network: network, window: '0', limit: 200 });
+      const drill = section(main, `Verified first-window postbacks of ${network}`, { wide: true,
+        note: 'The first 200, oldest first: each identifier opens its lookup (every copy received, the verification report). To check a network\'s own list of identifiers: countersign reconcile (docs/cli.md).' });
+      const rows = list.rows.map((row) => ({ ...row, identifier: row.postback_identifier }));
+      const node = table(drill, { id: 'drill', caption: `Postbacks of ${network}`, rows, columns: [
+        { key: 'received_at', label: 'Received' }, { key: 'identifier', label: 'Postback identifier' }, { key: 'protocol', label: 'Protocol' },
+        { key: 'campaign', label: 'Campaign' }, { key: 'conversion_class', label: 'Class' }, { key: 'did_win', label: 'Won', kind: 'count' },
+        { key: 'countable', label: 'Counts', kind: 'count' }, { key: 'duplicates', label: 'Duplicates', kind: 'count' },
+      ] });
+      for (const cell of node.querySelectorAll('[data-column="identifier"]')) {
+        const link = element('a', { href: stateURL({ page: 'lookup', id: cell.dataset.value, postbacks_of: null }), text: cell.textContent });
+        cell.replaceChildren(link);
+      }
+    }
+
     const spend = section(main, 'Spend and return by app and campaign', { wide: true,
-      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend, low, middle and high. Modeled revenue scales the middle by installs over installs with a value. Empty: no spend imported, or amounts in several currencies (see note).' });
+      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value. Empty: no spend imported, or amounts in several currencies (see note).' });
     table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, columns: [
       { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'campaign', label: 'Campaign' }, { key: 'currency', label: 'Currency' },
       { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
       money('spend', 'Spend'), money('ecpi', 'eCPI'), money('cpi', 'CPI'), money('revenue_mid', 'Revenue (middle)'),
-      ratio('roas_min', 'ROAS low'), ratio('roas_mid', 'ROAS middle'), ratio('roas_max', 'ROAS high'),
+      { ...ratio('roas_min', 'ROAS low'), csvOnly: true }, ratio('roas_mid', 'ROAS (middle)'), { ...ratio('roas_max', 'ROAS high'), csvOnly: true },
       money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
     ] });
 

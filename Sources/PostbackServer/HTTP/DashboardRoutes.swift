@@ -14,6 +14,8 @@ enum DashboardRoutes {
         "page-campaigns.js": (PackageResources.page_campaigns_js, javaScript),
         "page-events.js": (PackageResources.page_events_js, javaScript),
         "page-performance.js": (PackageResources.page_performance_js, javaScript),
+        "page-values.js": (PackageResources.page_values_js, javaScript),
+        "logic.js": (PackageResources.logic_js, javaScript),
         "page-apple-ads.js": (PackageResources.page_apple_ads_js, javaScript),
         "page-health.js": (PackageResources.page_health_js, javaScript),
         "page-lookup.js": (PackageResources.page_lookup_js, javaScript),

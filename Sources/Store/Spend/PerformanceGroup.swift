@@ -18,6 +18,8 @@ struct PerformanceGroup {
     private var revenue: [String: [Decimal]] = [:]
     /// Spend by currency, in millionths.
     private var spend: [String: Decimal] = [:]
+    /// The currencies amounts came in, before any conversion.
+    private var sourceCurrencies = Set<String>()
     /// Rates used, and amounts no rate converted.
     private var ratesUsed = Set<String>()
     private var unconverted = Set<String>()
@@ -52,6 +54,7 @@ struct PerformanceGroup {
     }
 
     private mutating func convert(_ currency: String, day: String, converter: CurrencyConverter) -> (Decimal, String)? {
+        sourceCurrencies.insert(currency)
         guard let target = converter.target else { return (1, currency) }
         guard let (rate, label) = converter.rate(from: currency, on: day) else {
             unconverted.insert("\(currency) on \(day)")
@@ -107,6 +110,7 @@ struct PerformanceGroup {
             .nullRateTier2: nullRate(counts[7], counts[8]), .nullRateTier3: nullRate(counts[9], counts[10]),
             .notCountedUnverifiable: count(counts[11]), .notCountedDevelopment: count(counts[12]), .notCountedPolicy: count(counts[13]),
             .copies: count(counts[14]), .forged: count(forged),
+            .currencies: sourceCurrencies.isEmpty ? .null : .string(sourceCurrencies.sorted().joined(separator: ",")),
             .ratesUsed: ratesUsed.isEmpty ? .null : .string(ratesUsed.sorted().joined(separator: "; ")),
             .note: notes.isEmpty ? .null : .string(notes.joined(separator: "; ")),
         ]

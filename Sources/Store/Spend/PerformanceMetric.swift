@@ -39,6 +39,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case notCountedPolicy = "not_counted_policy"
     case copies
     case forged
+    case currencies
     case ratesUsed = "rates_used"
     case note
 
@@ -82,6 +83,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .notCountedPolicy: "Winning first-window install postbacks Apple signed that the rules in force leave out (an app outside the registry, an ad network not accepted)."
         case .copies: "Later copies of these install postbacks (duplicates and replays): received, never counted again."
         case .forged: "Bodies naming this network and app whose signature or shape failed (refused at the door, or found forged by reverify): never counted."
+        case .currencies: "The currencies the row's revenue and spend are in before any conversion, comma-separated."
         case .ratesUsed: "The exchange rates the row's amounts were converted with, such as EUR>USD 1.0842 (2026-11-20); empty without a reporting currency."
         case .note: "Why a figure is empty: amounts in several currencies without a reporting currency, or an amount without an exchange rate."
         }

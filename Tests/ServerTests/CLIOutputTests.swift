@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import JWS
+import Postback
+import Store
+import Testing
+import TestSupport
+@testable import PostbackServer
+
+/// The CLI in a terminal (issue 27, item 3): metric columns chosen with `--metrics`, a compact table that fits 120
+/// columns, dates relative to today, and `--format` on every command that lists rows.
+@Suite struct CLIOutputTests {
+    static let now = Timestamp.parse("2026-11-25T23:30:00Z")!
+
+    @Test func relativeDaysAreDaysInTheReportsZone() throws {
+        let utc = TimeZone(identifier: "UTC")!
+        #expect(RelativeDay.resolve("today", now: Self.now, zone: utc) == "2026-11-25")
+        #expect(RelativeDay.resolve("Yesterday", now: Self.now, zone: utc) == "2026-11-24")
+        #expect(RelativeDay.resolve("7d", now: Self.now, zone: utc) == "2026-11-18")
+        #expect(RelativeDay.resolve("-30d", now: Self.now, zone: utc) == "2026-10-26")
+        #expect(RelativeDay.resolve("4w", now: Self.now, zone: utc) == "2026-10-28")
+        // 23:30 UTC is already the next day in Berlin.
+        #expect(RelativeDay.resolve("today", now: Self.now, zone: TimeZone(identifier: "Europe/Berlin")!) == "2026-11-26")
+        for text in ["2026-11-01", "7x", "d", "", "-", "1234567d", "7 d", "٧d"] {
+            #expect(RelativeDay.resolve(text, now: Self.now, zone: utc) == nil, "\(text)")
+        }
+    }
+
+    @Test func lastIsTheLastDaysWithTodayAndReplacesFromAndTo() throws {
+        let utc = TimeZone(identifier: "UTC")!
+        let last = try PeriodOptions.parse(["--last", "7d"]).pairs(now: Self.now, zone: utc)
+        #expect(last.map(\.0) == ["from", "to"] && last.map(\.1) == ["2026-11-19", "2026-11-26"])
+        // A leading dash is a date, not an option.
+        let dashed = try PeriodOptions.parse(["--from", "-30d", "--to", "today"]).pairs(now: Self.now, zone: utc)
+        #expect(dashed.map(\.1) == ["2026-10-26", "2026-11-25"])
+        #expect(try PeriodOptions.parse(["--from", "2026-11-01T08:30"]).pairs(now: Self.now, zone: utc).map(\.1) == ["2026-11-01T08:30"])
+        for arguments in [["--last", "7d", "--from", "yesterday"], ["--last", "0d"], ["--last", "week"]] {
+            #expect(throws: CLIFailure.self, "\(arguments)") { try PeriodOptions.parse(arguments).pairs(now: Self.now, zone: utc) }
+        }
+    }
+
+    /// A month of trial traffic for the example game, with its claims imported.
+    static func trial() throws -> String {
+        let directory = Checkout.temporaryDirectory()
+        let database = directory + "/trial.sqlite"
+        #expect(try countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
+        #expect(try countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
+        let run = try countersign(["simulate", "--signing-key", directory + "/key/private-key.pem", "--start", "2026-09-01", "--days", "30",
+                                   "--seed", "4", "--database", database, "--claims-out", directory + "/claims.csv"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try countersign(["spend", "import", directory + "/claims.csv", "--database", database]).status == 0)
+        return database
+    }
+
+    @Test func aTableFitsATerminalAndMetricsPickTheColumns() throws {
+        let database = try Self.trial()
+        for command in [["report", "--by", "campaign,window"], ["report", "--by", "app_name,campaign_name"], ["performance", "--by", "ad_network,campaign"]] {
+            let result = try countersign(command + ["--database", database])
+            #expect(result.status == 0, "\(result.stderr)")
+            let widest = result.stdout.split(separator: "\n").map(\.count).max() ?? 0
+            #expect(widest <= 120 && widest > 40, "\(command): \(widest) columns")
+        }
+        let chosen = try countersign(["report", "--by", "campaign", "--metrics", "revenue_mid,installs", "--format", "csv", "--database", database])
+        #expect(chosen.stdout.hasPrefix("campaign,currency,revenue_mid,installs\r\n"), "\(chosen.stdout)")
+        // Without --metrics, CSV has every metric; the compact table is a subset of it with the same figures.
+        let every = try countersign(["report", "--by", "campaign", "--format", "csv", "--database", database])
+        #expect(every.stdout.split(separator: "\r\n").first?.split(separator: ",").count == 2 + ReportMetric.allCases.count)
+        let all = try countersign(["report", "--by", "campaign", "--metrics", "all", "--format", "csv", "--database", database])
+        #expect(all.stdout == every.stdout)
+        let unknown = try countersign(["report", "--metrics", "installs,profit", "--database", database])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "countersign: --metrics: profit is not a metric; choose from \(ReportMetric.allCases.map(\.rawValue).joined(separator: ", ")), or all\n")
+    }
+
+    @Test func relativeDatesGiveTheRowsOfTheDatesTheyName() throws {
+        let database = try Self.trial()
+        let today = String(Timestamp.format(Date()).prefix(10))
+        let days = 90
+        let start = String(Timestamp.format(Date().addingTimeInterval(-Double(days) * 86_400)).prefix(10))
+        let relative = try countersign(["report", "--by", "day", "--from", "-\(days)d", "--to", "today", "--format", "csv", "--database", database])
+        let absolute = try countersign(["report", "--by", "day", "--from", start, "--to", today, "--format", "csv", "--database", database])
+        #expect(relative.status == 0 && absolute.status == 0, "\(relative.stderr)\(absolute.stderr)")
+        #expect(relative.stdout == absolute.stdout)
+        #expect(relative.stdout.split(separator: "\r\n").count > 2, "the trial's last weeks are within \(days) days")
+        let both = try countersign(["report", "--last", "7d", "--to", "today", "--database", database])
+        #expect(both.status == 2 && both.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func everyListingCommandTakesEveryFormat() throws {
+        let database = try Self.trial()
+        #expect(try countersign(["apps", "set", "1108187390", "--name", "Game", "--database", database]).status == 0)
+        #expect(try countersign(["apikey", "create", "--name", "analyst", "--scope", "read,schemas", "--database", database]).status == 0)
+        #expect(try countersign(["forward", "set", "acme", "--url", "https://acme.example/postbacks", "--database", database]).status == 0)
+        #expect(try countersign(["names", "set", "--app", "1108187390", "--ad-network", "example123.skadnetwork", "--level", "campaign",
+                                 "--digits", "10", "Launch", "--database", database]).status == 0)
+        let listings: [([String], String)] = [
+            (["apps", "list"], "app"), (["apikey", "list"], "id"), (["keys", "list"], "kid"), (["schema", "list"], "app"),
+            (["schema", "history", "1108187390"], "app"), (["names", "networks"], "ad_network_id"),
+            (["names", "list", "--app", "1108187390"], "ad_network_id"), (["forward", "rules"], "name"), (["spend", "imports"], "id"),
+        ]
+        for (command, first) in listings {
+            let database = command.first == "keys" ? [] : ["--database", database]
+            let table = try countersign(command + database)
+            #expect(table.status == 0 && table.stdout.hasPrefix(first + " "), "\(command): \(table.stdout)")
+            let csv = try countersign(command + database + ["--format", "csv"])
+            #expect(csv.stdout.hasPrefix(first + ","), "\(command): \(csv.stdout)")
+            let json = try countersign(command + database + ["--format", "json"])
+            guard case .array(let rows)? = try JSONParser.parse(Array(json.stdout.utf8)).object?["rows"] else { Issue.record("\(command): \(json.stdout)"); continue }
+            #expect(!rows.isEmpty && rows.allSatisfy { $0.object?[first] != nil }, "\(command)")
+            let ndjson = try countersign(command + database + ["--format", "ndjson"])
+            #expect(try ndjson.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) } == rows, "\(command)")
+            let bad = try countersign(command + database + ["--format", "yaml"])
+            #expect(bad.status == 2 && bad.stderr == "countersign: --format must be table, csv, json or ndjson\n", "\(command): \(bad.stderr)")
+        }
+        // A list is one cell: comma-joined, and quoted in CSV.
+        let keys = try countersign(["apikey", "list", "--format", "csv", "--database", database])
+        #expect(keys.stdout.contains(",\"read,schemas\","), "\(keys.stdout)")
+    }
+}
