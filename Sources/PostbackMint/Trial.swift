@@ -57,8 +57,8 @@ public struct TrialNetwork: Sendable, Equatable {
 
     /// Two networks: one in US dollars that claims 10% more installs than it drove, one in euros that claims exactly.
     public static let defaults = [
-        TrialNetwork(id: "example123.skadnetwork", currency: "USD", costPerInstallMicros: 2_400_000, overClaim: 0.10),
-        TrialNetwork(id: "example.adattributionkit", currency: "EUR", costPerInstallMicros: 1_900_000, overClaim: 0),
+        TrialNetwork(id: "example123.skadnetwork", currency: "USD", costPerInstallMicros: 4_800_000, overClaim: 0.10),
+        TrialNetwork(id: "example.adattributionkit", currency: "EUR", costPerInstallMicros: 3_900_000, overClaim: 0),
     ]
 }
 
@@ -165,7 +165,12 @@ public enum Trial {
                     let arrival = time.addingTimeInterval(delay)
                     guard arrival <= plan.now else { continue }
                     var fine: Int?, coarse: String?
-                    if window == 0, tier >= 2, roll(10) < 9 { fine = roll(64) } else if tier >= 1, roll(10) < 8 { coarse = ["low", "medium", "high"][roll(3)] }
+                    // Most users do little: low values far more often than high ones, as in a real app.
+                    if window == 0, tier >= 2, roll(10) < 9 {
+                        fine = Int(pow(Double(roll(10_000)) / 10_000, 3) * 64)
+                    } else if tier >= 1, roll(10) < 8 {
+                        coarse = ["low", "low", "low", "low", "low", "low", "medium", "medium", "medium", "high"][roll(10)]
+                    }
                     let body: [UInt8], dedup: String
                     switch family {
                     case .aak:

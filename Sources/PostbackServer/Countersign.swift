@@ -4,7 +4,7 @@ import Foundation
 /// The `countersign` command line.
 struct Countersign: AsyncParsableCommand {
     /// This build's version, printed by `countersign --version` and in the startup log.
-    static let version = "0.16.0"
+    static let version = "0.17.0"
 
     static let configuration = CommandConfiguration(
         commandName: "countersign",

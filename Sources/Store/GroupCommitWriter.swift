@@ -77,9 +77,12 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// False from a failed commit until the next one succeeds: readiness reflects whether writes work.
     public var isHealthy: Bool { lastCommitSucceeded.load(ordering: .relaxed) }
 
-    /// Persists `intake` in the next commit and returns what storing it did.
+    /// Persists `intake` in the next commit and returns what storing it did. Its decoding is computed here, on the
+    /// caller's task, with the schemas the catalogue holds; the commit keeps it unless a newer revision arrived since.
     public func submit(_ intake: Intake) async throws -> Disposition {
-        try await withCheckedThrowingContinuation { continuation in
+        var intake = intake
+        intake.decoding = intake.currentDecoding(database.ledger.catalog)
+        return try await withCheckedThrowingContinuation { continuation in
             condition.lock()
             guard !stopping else {
                 condition.unlock()

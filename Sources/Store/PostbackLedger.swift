@@ -27,6 +27,9 @@ public struct Intake: Sendable {
     let reason: String?
     /// The postback row to store; nil when the body is rejected.
     let row: PostbackRow?
+    /// The row's decoding with the schema the catalogue held when it was submitted (``GroupCommitWriter``); the
+    /// commit keeps it when that is still the app's current revision, else decodes again.
+    var decoding: PostbackDecoding?
 
     /// Creates an intake and prepares its row.
     public init(receivedAt: Date, remoteAddress: String?, route: String, body: [UInt8], result: VerificationResult, decision: PolicyDecision) {
@@ -59,6 +62,15 @@ public struct Intake: Sendable {
         kept.claimed = claimed
         kept.channel = channel
         return kept
+    }
+
+    /// The row's decoding under the catalogue's current revision of its app's schema: the one computed ahead when it
+    /// is still current, else computed now.
+    func currentDecoding(_ catalog: SchemaCatalog) -> PostbackDecoding? {
+        guard row != nil, let postback = result.postback else { return nil }
+        let entry = catalog.entry(app: String(postback.advertisedItemID))
+        if let decoding, decoding.revision == entry?.revision { return decoding }
+        return PostbackDecoding(entry, postback: postback, receivedAt: receivedAt)
     }
 }
 
@@ -124,28 +136,31 @@ public struct PostbackLedger: Sendable {
     /// stored postback is judged against it (``Disposition/forCopy``). A copy later in the batch meets the row an earlier
     /// one inserted, exactly as if they had come one per transaction.
     static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog, receiptIDs: ReceiptIDs) throws -> [Disposition] {
-        let inserted = try insertReceiptsAndRows(batch, db, receiptIDs: receiptIDs, now: Date())
+        let decodings = batch.map { $0.currentDecoding(catalog) }
+        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: Date())
         return try zip(batch, inserted).map { intake, ids in
             guard let row = intake.row, let postback = intake.result.postback else { return .rejected }
-            if let rowID = ids.rowID {
-                try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog, isNewRow: true)
-                return .stored
-            }
+            if ids.rowID != nil { return .stored }
             return try judgeCopy(intake, row: row, postback: postback, receiptID: ids.receiptID, db, catalog: catalog)
         }
     }
 
-    /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new. SQLite
-    /// runs two statements an intake (each costs microseconds there); PostgreSQL one statement a batch, since every
-    /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``) in a `WITH` part, then the rows
-    /// (``postgresBatchSQL``).
-    private static func insertReceiptsAndRows(_ batch: [Intake], _ db: any SQLSession, receiptIDs: ReceiptIDs, now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
+    /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new, with its
+    /// decoding: the decode columns in the row, its events after it. SQLite runs a statement per receipt, row and event
+    /// (each costs microseconds there); PostgreSQL one statement a batch, since every statement costs a round trip: the
+    /// receipts (ids reserved ahead, ``ReceiptIDs``), the rows and the new rows' events (``postgresBatchSQL``).
+    private static func insertReceiptsAndRows(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, receiptIDs: ReceiptIDs,
+                                              now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
-            return try batch.map { intake in
+            return try zip(batch, decodings).map { intake, decoding in
                 let receiptID = try insertReceipt(db, intake, disposition: intake.row == nil ? .rejected : .stored)
-                let rowID = try intake.row?.insertIfNew(db, receiptID: receiptID)
-                if let rowID, intake.result.outcome == .verified { try ForwardingOutbox.enqueue(db, postbackID: rowID, now: now) }
+                guard let row = intake.row, let decoding else { return (receiptID, nil) }
+                let rowID = try row.insertIfNew(db, receiptID: receiptID, decoding: decoding)
+                if let rowID {
+                    try EventWriter.insertEvents(db, rowID: rowID, decoding)
+                    if intake.result.outcome == .verified { try ForwardingOutbox.enqueue(db, postbackID: rowID, now: now) }
+                }
                 return (receiptID, rowID)
             }
         case .postgres:
@@ -154,14 +169,20 @@ public struct PostbackLedger: Sendable {
                 [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
             }
             let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
-            let rows = zip(ids, batch).compactMap { id, intake in intake.row.map { $0.values + [SQLValue.integer(id)] } }
+            var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
+            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
+                guard let row = intake.row, let decoding else { continue }
+                rows.append(row.insertValues(receiptID: id, decoding: decoding))
+                events += decoding.events.map { [SQLValue.integer(id)] + $0 }
+            }
             guard !rows.isEmpty else {
                 _ = try db.rows(Self.postgresReceiptsSQL, receiptArrays, reuse: .prepared)
                 return ids.map { ($0, nil) }
             }
             var rowIDs: [Int64: Int64] = [:]
             let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + Self.columns(rows, types: PostbackRow.postgresColumnTypes)
-                                     + ForwardingOutbox.insertArguments(now: now), reuse: .prepared)
+                                     + ForwardingOutbox.insertArguments(now: now) + Self.columns(events, types: [.bigint] + PostbackDecoding.postgresEventTypes),
+                                     reuse: .prepared)
             for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
             return ids.map { ($0, rowIDs[$0]) }
         }
@@ -179,18 +200,24 @@ public struct PostbackLedger: Sendable {
         return "INSERT INTO receipts (id, \(receiptColumns)) SELECT * FROM unnest(\(arrays))"
     }()
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
-    /// connection (``StatementReuse/prepared``): the receipts, the rows with
-    /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`) and queued for the
-    /// forwarding rules it matches; the answer names the receipts whose rows went in.
+    /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
+    /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
+    /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in batch order); the answer
+    /// names the receipts whose rows went in.
     private static let postgresBatchSQL: String = {
-        let columns: String = PostbackRow.columns.joined(separator: ", ")
+        let columns: String = PostbackRow.insertColumns.joined(separator: ", ")
         let arrays: String = PostbackRow.postgresColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         let forwarded: String = ForwardingOutbox.insertSQL(from: "inserted", where: "true", castArguments: true)
         let returned = "id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment"
+        let eventColumns = PostbackDecoding.eventColumnNames.joined(separator: ", ")
+        let eventArrays = ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
             + "inserted AS (INSERT INTO postbacks (\(columns)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
             + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
-            + "forwarded AS (\(forwarded)) SELECT id, receipt_id FROM inserted"
+            + "forwarded AS (\(forwarded)), "
+            + "events AS (INSERT INTO postback_events (postback_id, \(eventColumns)) SELECT i.id, \(PostbackDecoding.eventColumnNames.map { "e." + $0 }.joined(separator: ", ")) "
+            + "FROM unnest(\(eventArrays)) AS e(receipt_id, \(eventColumns)) JOIN inserted i ON i.receipt_id = e.receipt_id ORDER BY e.receipt_id, e.event_index) "
+            + "SELECT id, receipt_id FROM inserted"
     }()
 
     /// A copy of an already stored postback: replaces the row when it is the first verified copy, else is counted.

@@ -70,24 +70,30 @@ struct PostbackRow: Sendable {
         JSONValue.object(JSONObject(object.members.sorted { $0.key < $1.key })).serialized
     }
 
-    /// Inserts the row unless its dedup key exists; returns the new id, or nil on a conflict. The database's unique
-    /// constraint decides, so two receivers inserting the same postback at once store it once.
-    func insertIfNew(_ db: any SQLSession, receiptID: Int64) throws -> Int64? {
-        try db.value(Self.insertSQL, values + [SQLValue.integer(receiptID)], as: Int64.self)
+    /// Inserts the row with its decoding unless its dedup key exists; returns the new id, or nil on a conflict. The
+    /// database's unique constraint decides, so two receivers inserting the same postback at once store it once.
+    func insertIfNew(_ db: any SQLSession, receiptID: Int64, decoding: PostbackDecoding) throws -> Int64? {
+        try db.value(Self.insertSQL, insertValues(receiptID: receiptID, decoding: decoding), as: Int64.self)
     }
 
-    static let columns = PostbackRow.columnNames
-    /// Each column's PostgreSQL array type for a batch insert (``SQLArray``); integers of every width go as `bigint`.
-    static let postgresColumnTypes: [SQLArray.Element] = columnNames.map { column in
+    /// The values of ``insertColumns``.
+    func insertValues(receiptID: Int64, decoding: PostbackDecoding) -> [SQLValue] {
+        values + decoding.columns + [SQLValue.integer(receiptID)]
+    }
+
+    /// A new row's columns: the postback's, its decoding's (``PostbackDecoding``), then `receipt_id`.
+    static let insertColumns = columnNames.dropLast() + PostbackDecoding.columnNames + ["receipt_id"]
+    /// Each insert column's PostgreSQL array type for a batch insert (``SQLArray``); integers of every width go as `bigint`.
+    static let postgresColumnTypes: [SQLArray.Element] = columnNames.dropLast().map { column in
         switch column {
         case "content_hash": .bytea
         case "countable", "campaign_id", "advertised_item_id", "redownload", "did_win", "conversion_window", "publisher_item_id",
-             "fidelity_type", "conversion_value", "digit_count", "tier_min", "tier_max", "receipt_id": .bigint
+             "fidelity_type", "conversion_value", "digit_count", "tier_min", "tier_max": .bigint
         default: .text
         }
-    }
-    static let insertSQL = "INSERT INTO postbacks (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING RETURNING id"
-    static let updateSQL = "UPDATE postbacks SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+    } + PostbackDecoding.postgresColumnTypes + [.bigint]
+    static let insertSQL = "INSERT INTO postbacks (\(insertColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING RETURNING id"
+    static let updateSQL = "UPDATE postbacks SET \(columnNames.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
     func update(_ db: any SQLSession, id: Int64, receiptID: Int64) throws {
         try db.execute(Self.updateSQL, values + [SQLValue.integer(receiptID), SQLValue.integer(id)])

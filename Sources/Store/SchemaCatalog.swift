@@ -51,43 +51,77 @@ public final class SchemaCatalog: Sendable {
     }
 }
 
-/// Decoding a stored postback into `postback_events`, shared by ingest and `redecode`.
-enum EventWriter {
-    /// Replaces the events of postback `rowID` with what the app's current schema says, or marks it undecoded.
-    /// A row just inserted has no events and no decode columns yet, so clearing them is skipped.
-    static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog, isNewRow: Bool = false) throws {
-        let app = String(postback.advertisedItemID)
-        let entry = catalog.entry(app: app)
-        if isNewRow, entry == nil { return }
-        if !isNewRow { try db.execute("DELETE FROM postback_events WHERE postback_id = ?", [rowID]) }
+/// What an app's schema says about one postback, as the decode columns of its `postbacks` row and its
+/// `postback_events` rows. Computed without SQL, so ingest computes it on the request's task and the commit only
+/// writes it (``PostbackLedger``); `redecode` and a verified copy replacing a row write it with ``EventWriter``.
+struct PostbackDecoding: Sendable {
+    /// The schema revision it was decoded with; nil when the app has no schema.
+    let revision: Int?
+    /// The values of ``columnNames``.
+    let columns: [SQLValue]
+    /// One row of ``eventColumnNames`` per event.
+    let events: [[SQLValue]]
+
+    /// The decode columns of `postbacks`, in ``columns`` order.
+    static let columnNames = ["decode_status", "schema_revision", "schema_version", "revenue_min", "revenue_max", "currency", "source_json", "event_count"]
+    /// Their PostgreSQL array types for a batch insert.
+    static let postgresColumnTypes: [SQLArray.Element] = [.text, .bigint, .bigint, .double, .double, .text, .text, .bigint]
+    /// The columns of an event row after its `postback_id`, in ``events`` order.
+    static let eventColumnNames = ["app", "schema_revision", "schema_version", "event_index", "name", "count", "revenue_min", "revenue_max", "currency", "properties"]
+    /// Their PostgreSQL array types.
+    static let postgresEventTypes: [SQLArray.Element] = [.text, .bigint, .bigint, .bigint, .text, .bigint, .double, .double, .text, .text]
+
+    /// Decodes `postback` with `entry` (the app's current schema), or records that it has none.
+    init(_ entry: SchemaCatalog.Entry?, postback: Postback, receivedAt: Date) {
+        revision = entry?.revision
         guard let entry else {
-            try db.execute("UPDATE postbacks SET decode_status = NULL, schema_revision = NULL, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?", [rowID])
+            columns = [.null, .null, .null, .null, .null, .null, .null, .integer(0)]
+            events = []
             return
         }
         switch SchemaDecoder.decode(entry.schema, postback: postback, receivedAt: receivedAt) {
         case .failure(let failure):
-            try db.execute("UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = NULL, revenue_min = NULL, revenue_max = NULL, currency = NULL, source_json = NULL, event_count = 0 WHERE id = ?",
-                           [failure.rawValue, entry.revision, rowID])
+            columns = [failure.rawValue.sqlValue, .integer(Int64(entry.revision)), .null, .null, .null, .null, .null, .integer(0)]
+            events = []
         case .success(let decoded):
-            for (index, event) in decoded.events.enumerated() {
+            let app = String(postback.advertisedItemID)
+            events = decoded.events.enumerated().map { index, event in
                 let properties = event.properties.isEmpty && decoded.properties.isEmpty ? nil
                     : JSONValue.object(JSONObject(decoded.properties.merging(event.properties) { $1 }.sorted { $0.key < $1.key }
                         .map { JSONMember(key: $0.key, value: .string($0.value)) })).serialized
-                try db.execute("""
-                    INSERT INTO postback_events (postback_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [rowID, app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
-                          event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties])
+                let values: [any SQLValueConvertible] = [app, entry.revision, decoded.schemaVersion, index, event.name, event.count,
+                                                         event.revenue?.min, event.revenue?.max, event.revenue?.currency, properties]
+                return values.map(\.sqlValue)
             }
             let source = decoded.source.isEmpty ? nil : Explanation.sourceLevels(decoded.source).serialized
             // A value the schema defines as no event is `no_event`, told apart from one it leaves undefined.
             let status = decoded.events.isEmpty && decoded.defined ? "no_event" : "decoded"
-            try db.execute("UPDATE postbacks SET decode_status = ?, schema_revision = ?, schema_version = ?, revenue_min = ?, revenue_max = ?, currency = ?, source_json = ?, event_count = ? WHERE id = ?",
-                           [status, entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max,
-                            // The app's currency even when this value carries no revenue, so the app's rows stay in one group.
-                            decoded.revenue?.currency ?? entry.schema.currency, source,
-                                     decoded.events.reduce(0) { $0 + ($1.count ?? 1) }, rowID])
+            let values: [any SQLValueConvertible] = [
+                status, entry.revision, decoded.schemaVersion, decoded.revenue?.min, decoded.revenue?.max,
+                // The app's currency even when this value carries no revenue, so the app's rows stay in one group.
+                decoded.revenue?.currency ?? entry.schema.currency, source, decoded.events.reduce(0) { $0 + ($1.count ?? 1) },
+            ]
+            columns = values.map(\.sqlValue)
         }
+    }
+}
+
+/// Writing a postback's decoding over a stored row, shared by `redecode` and a verified copy that replaces a row.
+enum EventWriter {
+    static let updateSQL = "UPDATE postbacks SET \(PostbackDecoding.columnNames.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+    static let insertSQL = "INSERT INTO postback_events (postback_id, \(PostbackDecoding.eventColumnNames.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: PostbackDecoding.eventColumnNames.count + 1).joined(separator: ", ")))"
+
+    /// Replaces the events and decode columns of postback `rowID` with what the app's current schema says.
+    static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog) throws {
+        let decoding = PostbackDecoding(catalog.entry(app: String(postback.advertisedItemID)), postback: postback, receivedAt: receivedAt)
+        try db.execute("DELETE FROM postback_events WHERE postback_id = ?", [rowID])
+        try insertEvents(db, rowID: rowID, decoding)
+        try db.execute(updateSQL, decoding.columns + [SQLValue.integer(rowID)])
+    }
+
+    /// Inserts the events of `decoding` for postback `rowID`, one prepared statement each.
+    static func insertEvents(_ db: any SQLSession, rowID: Int64, _ decoding: PostbackDecoding) throws {
+        for event in decoding.events { try db.execute(insertSQL, [SQLValue.integer(rowID)] + event) }
     }
 }
 

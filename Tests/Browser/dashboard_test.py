@@ -104,7 +104,7 @@ class Server:
         self.api(f"names/{EUR_APP}/example.skadnetwork/campaign/10", method="PUT", body=json.dumps({"name": MARKUP}).encode())
         # A month of history for the two apps, written as a trial into the server's database with the claims and spend
         # the networks report for it; then today's traffic over HTTP, copies and all.
-        countersign("simulate", "--days", "30", "--app", USD_APP, "--app", EUR_APP, "--seed", "5", "--installs-per-day", "30",
+        countersign("simulate", "--days", "60", "--app", USD_APP, "--app", EUR_APP, "--seed", "5", "--installs-per-day", "30",
                     "--signing-key", f"{self.work}/key/private-key.pem", "--database", f"{self.work}/db.sqlite", "--claims-out", f"{self.work}/claims.csv")
         countersign("simulate", "--count", "500", "--seed", "5", "--signing-key", f"{self.work}/key/private-key.pem", "--url", self.url)
         # Signed with a key the server does not know: AAK ones are kept unverifiable, SKAN ones rejected as forged.
@@ -128,13 +128,13 @@ class Server:
 
 
 class Dashboard:
-    """The browser: headless Chromium at 1280 px, console log kept, downloads into the work directory."""
+    """The browser: headless Chromium at 1400 px, console log kept, downloads into the work directory."""
 
     def __init__(self, server, downloads):
         self.server = server
         options = Options()
         options.binary_location = "/usr/bin/chromium"
-        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000", "--lang=en-US"):
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000", "--lang=en-US"):
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
@@ -166,9 +166,16 @@ class Dashboard:
     def console_errors(self):
         return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
+    def sideways(self):
+        """The tables that scroll sideways in their box at the current width."""
+        return self.driver.execute_script(
+            "return [...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.querySelector('table').id)")
+
     def screenshot(self, name):
-        """The whole page (up to 4,000 px tall) at the current width."""
+        """The whole page (up to 4,000 px tall) at the current width; at 1400 px no table may scroll sideways."""
         size = self.driver.get_window_size()
+        if size["width"] >= 1400:
+            check(not self.sideways(), f"{name}: tables scroll sideways at {size['width']} px: {self.sideways()}")
         height = self.driver.execute_script("return document.documentElement.scrollHeight")
         self.driver.set_window_size(size["width"], min(max(height + 140, size["height"]), 4000))
         time.sleep(0.3)
@@ -314,6 +321,15 @@ def main():
         browser.rendered("overview")
         one = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": day(-3), "to": day(-2)})["rows"]
         check(number(browser.tile("installs")) == sum(row["installs"] for row in one) > 0, "a single day shows its installs")
+        # All time again after a preset: no days, the whole history.
+        Select(driver.find_element(By.NAME, "range")).select_by_value("")
+        check(driver.find_element(By.NAME, "from").get_attribute("value") == "" == driver.find_element(By.NAME, "to").get_attribute("value"),
+              "all time shows no days")
+        driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+        browser.wait.until(lambda d: "range=" not in d.current_url and "from=" not in d.current_url)
+        browser.rendered("overview")
+        everything = server.api("reports", {"by": "protocol", "app": EUR_APP})["rows"]
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in everything), "all time after a preset shows the whole history")
         browser.open("")
         browser.rendered("overview")
 
@@ -377,7 +393,8 @@ def main():
         # Events: per day and window, revisions, undefined values.
         browser.open("?page=events")
         browser.rendered("events")
-        events = [row for row in server.api("reports", {"by": "day,event"})["rows"] if row["event"] is not None]
+        events = [row for row in server.api("reports", {"by": "day,event"})["rows"] if row["event"] not in (None, "(no event)")]
+        check(not driver.find_elements(By.XPATH, "//table[@id='events-by-day']//td[text()='(no event)']"), "postbacks without an event are not listed as an event")
         same_rows(browser.table("events-by-day"), events, ["day", "event", "currency", "events", "revenue_min", "revenue_max"], "events table")
         check(sum(sum(d["data"]) for d in browser.chart("chart-events")["datasets"]) == sum(row["events"] for row in events), "the events chart adds up")
         revisions = server.api("reports", {"by": "app,schema_revision,decoding"})["rows"]
@@ -410,7 +427,7 @@ def main():
         driver.find_element(By.XPATH, "//p[@data-picker='postbacks_of']/a[text()='Example AAK Network']").click()
         browser.wait.until(lambda d: "postbacks_of=example.adattributionkit" in d.current_url)
         browser.rendered("performance")
-        listed = server.api("conversions", {"ad_network": "example.adattributionkit", "window": "0", "limit": 200})["rows"]
+        listed = server.api("conversions", {"ad_network": "example.adattributionkit", "window": "0", "type": "install", "did_win": "true", "limit": 200})["rows"]
         drilled = browser.table("drill")
         check(len(drilled) == len(listed) > 0 and {row["identifier"] for row in drilled} == {row["postback_identifier"] for row in listed},
               "the drill-down lists the network's postbacks")
@@ -471,10 +488,12 @@ def main():
             browser.open(f"?page={page}&ad_network=nothing.example")
             browser.rendered(page)
             check(not browser.console_errors(), f"console errors on an empty {page}: {browser.console_errors()}")
-            empties = driver.find_elements(By.CSS_SELECTOR, ".empty")
-            check(empties and all("Widen the dates" in element.text for element in empties), f"an empty {page} says what to do")
+            empties = [element.text for element in driver.find_elements(By.CSS_SELECTOR, ".empty")]
+            check(empties and all(empties) and any("Widen the dates" in text for text in empties), f"an empty {page} says what to do: {empties}")
             check(not driver.find_elements(By.CSS_SELECTOR, "canvas"), f"an empty {page} draws no empty chart")
-        browser.screenshot("empty")
+            if page == "overview":
+                check(any(text.startswith("Nothing rejected") for text in empties), "an empty table says what its emptiness means")
+                browser.screenshot("empty")
 
         # Phone width: nothing wider than the screen but the tables' own scrolling boxes.
         driver.set_window_size(390, 844)

@@ -21,7 +21,7 @@ import TestSupport
         #expect(RelativeDay.resolve("4w", now: Self.now, zone: utc) == "2026-10-28")
         // 23:30 UTC is already the next day in Berlin.
         #expect(RelativeDay.resolve("today", now: Self.now, zone: TimeZone(identifier: "Europe/Berlin")!) == "2026-11-26")
-        for text in ["2026-11-01", "7x", "d", "", "-", "1234567d", "7 d", "٧d"] {
+        for text in ["2026-11-01", "2026", "7", "7x", "d", "", "-", "1234567d", "7 d", "٧d"] {
             #expect(RelativeDay.resolve(text, now: Self.now, zone: utc) == nil, "\(text)")
         }
     }

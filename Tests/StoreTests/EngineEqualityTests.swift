@@ -86,6 +86,8 @@ import TestSupport
             for start in stride(from: 0, to: intakes.count, by: 50) {
                 _ = try store.ledger.persist(Array(intakes[start..<min(start + 50, intakes.count)]))
                 if start == 300 { try store.rollup.fold() }
+                // A schema uploaded in the middle of the traffic: its backlog decoded by the upload, the rest at ingest.
+                if start == 200 { _ = try await store.schemas.put(app: "1108187390", document: try ExampleSchema.document("game")) }
             }
             results[engine] = try await Self.answers(store)
         }
@@ -98,6 +100,7 @@ import TestSupport
             Issue.record("\(left.prefix(120))… differs at \(common): sqlite …\(left.dropFirst(max(0, common - 80)).prefix(200)) postgres …\(right.dropFirst(max(0, common - 80)).prefix(200))")
         }
         #expect(sqlite.contains { $0.contains("order") && $0.contains("add_to_cart") }, "the schema decoded events")
+        #expect(sqlite.contains { $0.contains("level_20_reached") }, "the schema uploaded midway decoded events")
         let outcomes = try #require(sqlite.first { $0.hasPrefix("intake [(\"by\", \"status,reason\")") })
         for status in ["counted", "duplicate", "replay", "unverifiable", "rejected"] { #expect(outcomes.contains("[\"\\\"\(status)\\\"\""), "\(status) in \(outcomes)") }
     }

@@ -55,8 +55,7 @@ struct AdServicesCommand: AsyncParsableCommand {
         )
         @OptionGroup var database: DatabaseOption
         @Option(help: "Comma-separated dimensions to group by.") var by: String?
-        @Option(help: "Received at or after (ISO 8601; without a zone, in --tz).") var from: String?
-        @Option(help: "Received before (ISO 8601; without a zone, in --tz).") var to: String?
+        @OptionGroup var period: PeriodOptions
         @Option(help: "IANA time zone of day buckets and of dates without a zone (default UTC).") var tz: String?
         @Option(help: "The app id the token or dictionary was sent with.") var app: String?
         @Option(help: "adservices or iad.") var source: String?
@@ -67,7 +66,8 @@ struct AdServicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let output = try self.output.chosen()
-            var pairs = [("by", by), ("from", from), ("to", to), ("tz", tz), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
+            var pairs = [("by", by), ("tz", tz), ("app", app), ("source", source)].compactMap { name, value in value.map { (name, $0) } }
+            pairs += try period.pairs(now: Date(), zone: tz.flatMap(TimeZone.init(identifier:)) ?? .gmt)
             if includeTest { pairs.append(("include_test", "true")) }
             if includeClientReported { pairs.append(("include_client_reported", "true")) }
             let query: AttributionReportQuery

@@ -41,10 +41,10 @@ enum RelativeDay {
         }
     }
 
-    /// The days in `7d`, `4w` or a bare `7`; nil otherwise.
+    /// The days in `7d` or `4w`; nil otherwise (a bare number is a year or a typo, never a count of days).
     static func days(_ text: String) -> Int? {
-        let unit = text.last.map { $0.isLetter ? $0 : "d" } ?? "d"
-        let digits = text.last?.isLetter == true ? text.dropLast() : Substring(text)
+        guard let unit = text.last, unit.isLetter else { return nil }
+        let digits = text.dropLast()
         guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ ("0"..."9").contains($0) }), let count = Int(digits) else { return nil }
         switch unit {
         case "d", "D": return count

@@ -21,15 +21,15 @@ struct ReconcileCommand: AsyncParsableCommand {
     @Argument(help: "The file of identifiers (- for standard input).") var file: String
     @Option(name: .customLong("ad-network"), help: "The network whose claims these are.") var adNetwork: String?
     @Option(help: "Only this app's postbacks count as unclaimed.") var app: String?
-    @Option(help: "Unclaimed postbacks received at or after this time.") var from: String?
-    @Option(help: "Unclaimed postbacks received before this time.") var to: String?
+    @OptionGroup(title: "Unclaimed postbacks received in") var period: PeriodOptions
     @OptionGroup var output: OutputOption
     @OptionGroup var database: DatabaseOption
 
     func run() async throws {
         let output = try self.output.chosen()
         var pairs: [(String, String)] = []
-        for (name, value) in [("ad_network", adNetwork), ("app", app), ("from", from), ("to", to)] { if let value { pairs.append((name, value)) } }
+        for (name, value) in [("ad_network", adNetwork), ("app", app)] { if let value { pairs.append((name, value)) } }
+        pairs += try period.pairs(now: Date(), zone: .gmt)
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         let identifiers: [String]

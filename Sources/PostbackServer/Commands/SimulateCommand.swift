@@ -116,7 +116,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let today = Timestamp.parse(String(Timestamp.format(Date()).prefix(10)))!
         let first = start.flatMap { Timestamp.parse($0) } ?? today.addingTimeInterval(-Double(days) * 86_400)
         let networks = adNetworks.isEmpty ? TrialNetwork.defaults : adNetworks.enumerated().map { index, id in
-            TrialNetwork(id: id, currency: currency, costPerInstallMicros: [2_400_000, 1_900_000, 3_100_000][index % 3], overClaim: index == 0 ? 0.10 : 0)
+            TrialNetwork(id: id, currency: currency, costPerInstallMicros: [4_800_000, 3_900_000, 6_100_000][index % 3], overClaim: index == 0 ? 0.10 : 0)
         }
         let plan = TrialPlan(apps: appIDs, start: first, days: days, installsPerDay: installsPerDay, now: Date(), seed: seed, networks: networks,
                              campaigns: campaignList, countries: countries.isEmpty ? ["US", "DE", "GB", "JP"] : countries)

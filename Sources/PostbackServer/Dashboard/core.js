@@ -171,9 +171,10 @@ export const emptyText = 'Nothing in these dates and filters. Widen the dates, c
 
 /**
  * A sortable table of `rows` (objects) under `columns` ({ key, label, kind: text|count|share|money, currency(row),
- * title: the key shown on hover, csvOnly: in the download, not on screen}), with a CSV download of exactly those rows. The sort is part of the URL (`sort=<id>.<column>.<asc|desc>`).
+ * title: the key shown on hover, csvOnly: in the download, not on screen}), with a CSV download of exactly those rows;
+ * `empty` is what it says without rows (by default: widen the dates or fill a trial). The sort is part of the URL (`sort=<id>.<column>.<asc|desc>`).
  */
-export function table(parent, { id, caption, columns: allColumns, rows, sort }) {
+export function table(parent, { id, caption, columns: allColumns, rows, sort, empty = emptyText }) {
   const columns = allColumns.filter((column) => !column.csvOnly);
   const [sortTable, sortKey, sortDirection] = sortOf(id, sort);
   let sorted = rows.slice();
@@ -213,7 +214,7 @@ export function table(parent, { id, caption, columns: allColumns, rows, sort }) 
     }
     body.append(line);
   }
-  if (!rows.length) body.append(element('tr', {}, element('td', { colspan: columns.length, class: 'empty', text: emptyText })));
+  if (!rows.length) body.append(element('tr', {}, element('td', { colspan: columns.length, class: 'empty', text: empty })));
   const tableNode = element('table', { id, 'data-rows': rows.length }, element('caption', { text: caption }), element('thead', {}, head), body);
   const download = element('button', { type: 'button', text: 'Download CSV' });
   download.addEventListener('click', () => downloadCSV(id, allColumns, sorted));

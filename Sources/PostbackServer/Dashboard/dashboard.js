@@ -62,8 +62,9 @@ function fillFilters(query, page) {
 /** A preset picked: its days shown at once; a day edited: the range becomes custom. */
 filters.elements.range.addEventListener('change', () => {
   const query = new URLSearchParams({ range: filters.elements.range.value, tz: filters.elements.tz.value });
-  if (filters.elements.range.value && filters.elements.range.value !== 'custom') {
-    const range = shownRange(query);
+  if (filters.elements.range.value !== 'custom') {
+    // All time shows no days; a preset the days it covers.
+    const range = filters.elements.range.value ? shownRange(query) : { from: '', to: '' };
     filters.elements.from.value = range.from;
     filters.elements.to.value = range.to;
   }

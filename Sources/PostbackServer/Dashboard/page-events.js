@@ -17,7 +17,7 @@ export default {
       api('reports', { ...filters, by: 'app,schema_revision,decoding' }),
       api('reports', { ...filters, by: 'app,decoding,value_kind,value' }),
     ]);
-    const decodedDays = byDay.rows.filter((row) => row.event !== null);
+    const decodedDays = byDay.rows.filter((row) => row.event !== null && row.event !== '(no event)');
 
     const perDay = section(main, 'Events per day', { wide: true, note: `Each event a schema maps a conversion value to; days in ${byDay.time_zone}.` });
     chart(perDay, 'chart-events', 'Events per day', {
@@ -31,7 +31,7 @@ export default {
     ] });
 
     const perWindow = section(main, 'Events by window');
-    const decodedWindows = byWindow.rows.filter((row) => row.event !== null);
+    const decodedWindows = byWindow.rows.filter((row) => row.event !== null && row.event !== '(no event)');
     chart(perWindow, 'chart-event-windows', 'Events by window', {
       type: 'bar', data: series(decodedWindows, 'event', 'window', 'events', (window) => `Window ${window}`),
       options: { scales: { y: { beginAtZero: true } } },
@@ -49,7 +49,8 @@ export default {
     ] });
 
     const undefinedValues = section(main, 'Values the schema leaves undefined', { note: 'Conversion values that decoded to no event: add them to the schema, then countersign redecode.' });
-    table(undefinedValues, { id: 'undefined-values', caption: 'Undefined values by app', rows: values.rows.filter((row) => row.decoding === 'undefined_value'), columns: [
+    table(undefinedValues, { id: 'undefined-values', caption: 'Undefined values by app', rows: values.rows.filter((row) => row.decoding === 'undefined_value'),
+      empty: 'Every value received in these dates is in the schema.', columns: [
       { key: 'app', label: 'App' }, { key: 'value_kind', label: 'Kind' }, { key: 'value', label: 'Value' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' },
     ] });

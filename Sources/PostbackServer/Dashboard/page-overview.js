@@ -2,16 +2,26 @@
 // currency, eCPI and ROAS where spend is imported), what became of every postback per day, counted conversions by
 // protocol, installs against re-engagements, and the crowd-anonymity tier mix.
 import { api, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
+import { colours } from './logic.js';
 
 const statusNames = {
   counted: 'Counted', development: 'Development', not_counted: 'Not counted', unverifiable: 'Unverifiable',
   duplicate: 'Duplicate', replay: 'Replay', unverified_copy: 'Unverified copy', rejected: 'Rejected',
 };
 
-/** The performance report's filters (it takes fewer than the other reports). */
+/**
+ * The performance report's filters (it takes fewer than the other reports), by arrival day as every other figure on
+ * this page: eCPI and ROAS then cover the same days as installs and revenue.
+ */
 function moneyFilters(filters, currency) {
   const chosen = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
-  return currency ? { ...chosen, currency } : chosen;
+  return { ...chosen, basis: 'arrival', ...(currency ? { currency } : {}) };
+}
+
+/** The share of `rows` (by tier) without a conversion value, and how many postbacks that is out of. */
+function withoutValue(rows) {
+  const postbacks = total(rows, 'postbacks');
+  return postbacks ? rows.reduce((sum, row) => sum + Number(row.share_without_value) * Number(row.postbacks), 0) / postbacks : '';
 }
 
 /** One figure per currency of `rows` (each row's `currency`): the sum of `key`. */
@@ -27,8 +37,9 @@ export default {
     const filters = reportFilters(query);
     const intakeFilters = reportFilters(query, { uncounted: false });
     const previous = previousFilters(query, filters);
+    const previousIntake = previousFilters(query, intakeFilters);
     const currency = query.get('currency') || '';
-    const [intake, rejected, byDay, byTier, money, before, moneyBefore] = await Promise.all([
+    const [intake, rejected, byDay, byTier, money, before, moneyBefore, intakeBefore, tiersBefore] = await Promise.all([
       api('intake', { ...intakeFilters, by: 'day,status' }),
       api('intake', { ...intakeFilters, status: 'rejected', by: 'reason' }),
       api('reports', { ...filters, by: 'day,protocol' }),
@@ -36,10 +47,12 @@ export default {
       api('performance', moneyFilters(filters, currency)),
       previous ? api('reports', { ...previous, by: 'protocol' }) : null,
       previous ? api('performance', moneyFilters(previous, currency)) : null,
+      previousIntake ? api('intake', { ...previousIntake, by: 'status' }) : null,
+      previous ? api('reports', { ...previous, by: 'tier' }) : null,
     ]);
     const postbacks = total(byDay.rows, 'postbacks');
-    const withoutValue = byTier.rows.reduce((sum, row) => sum + Number(row.share_without_value) * Number(row.postbacks), 0);
     const then = (key) => (before ? total(before.rows, key) : undefined);
+    const duplicates = (rows) => total(rows.filter((row) => row.status === 'duplicate'), 'postbacks');
     const head = section(main, 'Totals', { wide: true,
       note: `Days in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md).` });
     // Money: revenue per currency from the reports (never added across currencies); eCPI and ROAS where spend is
@@ -71,10 +84,10 @@ export default {
     if (mixed && !currency) items.push({ id: 'roas', label: 'ROAS', value: '', shown: '–', detail: `spend and revenue in ${mixed.currencies.replace(',', ' and ')}: pick one under Money in` });
     items.push(
       { id: 'counted', label: 'Counted postbacks', value: postbacks, shown: format.count(postbacks), previous: then('postbacks') },
-      { id: 'duplicates', label: 'Duplicates', value: total(intake.rows.filter((row) => row.status === 'duplicate'), 'postbacks'),
-        shown: format.count(total(intake.rows.filter((row) => row.status === 'duplicate'), 'postbacks')) },
-      { id: 'share_without_value', label: 'Without a conversion value', value: postbacks ? withoutValue / postbacks : '',
-        shown: postbacks ? format.share(withoutValue / postbacks) : '–' },
+      { id: 'duplicates', label: 'Duplicates', value: duplicates(intake.rows), shown: format.count(duplicates(intake.rows)),
+        previous: intakeBefore ? duplicates(intakeBefore.rows) : undefined },
+      { id: 'share_without_value', label: 'Without a conversion value', value: withoutValue(byTier.rows),
+        shown: postbacks ? format.share(withoutValue(byTier.rows)) : '–', previous: tiersBefore ? withoutValue(tiersBefore.rows) || null : undefined },
     );
     tiles(head, items);
 
@@ -88,7 +101,7 @@ export default {
     ] });
 
     const reasons = section(main, 'Rejected, by reason');
-    table(reasons, { id: 'rejected', caption: 'Rejected bodies by reason', rows: rejected.rows, columns: [
+    table(reasons, { id: 'rejected', caption: 'Rejected bodies by reason', rows: rejected.rows, empty: 'Nothing rejected in these dates: every body was a postback that verified or was kept to check later.', columns: [
       { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Bodies', kind: 'count' },
     ] });
 
@@ -120,7 +133,7 @@ export default {
       type: 'doughnut',
       data: { labels: tierValues.map((tier) => `Tier ${tier}`), datasets: [{
         label: 'Postbacks', data: tierValues.map((tier) => total(byTier.rows.filter((row) => row.tier === tier), 'postbacks')),
-        backgroundColor: ['#9aa5b1', '#1f5fbf', '#d9822b', '#2e9e5b', '#b3261e'],
+        backgroundColor: colours(tierValues.length),
       }] },
     });
     table(tiers, { id: 'tiers', caption: 'Postbacks by tier and currency', rows: byTier.rows, columns: [

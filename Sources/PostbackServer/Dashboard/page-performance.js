@@ -63,9 +63,9 @@ export default {
     const network = query.get('postbacks_of');
     if (network) {
       const list = await api('conversions', { ...Object.fromEntries(['app', 'from', 'to', 'tz'].filter((name) => filters[name]).map((name) => [name, filters[name]])),
-        ad_network: network, window: '0', limit: 200 });
+        ad_network: network, window: '0', type: 'install', did_win: 'true', limit: 200 });
       const drill = section(main, `Verified first-window postbacks of ${network}`, { wide: true,
-        note: 'The first 200, oldest first: each identifier opens its lookup (every copy received, the verification report). To check a network\'s own list of identifiers: countersign reconcile (docs/cli.md).' });
+        note: 'The winning first-window install postbacks that count, as verified installs does, by the day they arrived; the first 200, oldest first: each identifier opens its lookup (every copy received, the verification report). To check a network\'s own list of identifiers: countersign reconcile (docs/cli.md).' });
       const rows = list.rows.map((row) => ({ ...row, identifier: row.postback_identifier }));
       const node = table(drill, { id: 'drill', caption: `Postbacks of ${network}`, rows, columns: [
         { key: 'received_at', label: 'Received' }, { key: 'identifier', label: 'Postback identifier' }, { key: 'protocol', label: 'Protocol' },
@@ -103,7 +103,8 @@ export default {
           return row && row.roas_mid !== null ? Number(row.roas_mid) : null;
         }),
       })) },
-      options: { spanGaps: true, scales: { y: { beginAtZero: true } } },
+      options: { spanGaps: true, scales: { y: { beginAtZero: true, ticks: { callback: (value) => format.share(value) } } },
+        plugins: { tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${format.share(item.raw)}` } } } },
     });
   },
 };

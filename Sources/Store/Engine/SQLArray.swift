@@ -9,12 +9,14 @@ struct SQLArray: SQLValueConvertible, PostgresDynamicTypeEncodable {
     /// The element type, as the statement casts it.
     enum Element: String, Sendable {
         case bigint, text, bytea
+        case double = "double precision"
 
         var oid: PostgresDataType {
             switch self {
             case .bigint: .int8
             case .text: .text
             case .bytea: .bytea
+            case .double: .float8
             }
         }
 
@@ -23,6 +25,7 @@ struct SQLArray: SQLValueConvertible, PostgresDynamicTypeEncodable {
             case .bigint: .int8Array
             case .text: .textArray
             case .bytea: .byteaArray
+            case .double: .float8Array
             }
         }
     }
@@ -63,7 +66,13 @@ struct SQLArray: SQLValueConvertible, PostgresDynamicTypeEncodable {
             case (.bytea, .blob(let bytes)):
                 buffer.writeInteger(Int32(bytes.count))
                 buffer.writeBytes(bytes)
-            case (.text, _), (.bigint, _), (.bytea, _):
+            case (.double, .real(let double)):
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(double.bitPattern)
+            case (.double, .integer(let integer)):
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(Double(integer).bitPattern)
+            case (.text, _), (.bigint, _), (.bytea, _), (.double, _):
                 // The column's values have one SQL type; a mismatch is a programming error caught by the store tests.
                 preconditionFailure("\(value) in a \(element.rawValue) array")
             }

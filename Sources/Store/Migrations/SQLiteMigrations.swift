@@ -771,6 +771,50 @@ enum SQLiteMigrations {
                          CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END;
                 """)
         }
+        migrator.registerMigration("v21-exact-revenue-mid") { db in
+            // A postback's and an event's revenue_mid rounded to 7 decimals, as PostgreSQL's views give it: the middle of
+            // 9.99 and 99.99 is 54.99, not the binary 54.989999999999995. The same views otherwise. Frozen text.
+            try db.execute(sql: """
+                DROP VIEW conversion_events;
+                DROP VIEW conversions;
+                CREATE VIEW conversions AS
+                SELECT p.id, p.received_at, substr(p.received_at, 1, 10) AS day, coalesce(a.time_zone, 'UTC') AS time_zone,
+                       CASE WHEN a.time_zone IS NULL THEN substr(p.received_at, 1, 10) ELSE date(p.received_at, coalesce((SELECT o.offset_seconds FROM time_zone_offsets o WHERE o.time_zone = a.time_zone AND o.valid_from <= p.received_at ORDER BY o.valid_from DESC LIMIT 1), 0) || ' seconds') END AS local_day,
+                       strftime('%Y-%m-%dT%H:%M:%fZ', p.received_at, '-' || (CASE WHEN p.protocol = 'skan' AND p.version IN ('1.0', '2.0', '2.1', '2.2', '3.0') THEN 36 WHEN p.conversion_window = 0 THEN 84 WHEN p.conversion_window = 1 THEN 252 ELSE 924 END) || ' hours') AS estimated_install_at,
+                       p.protocol, p.version,
+                       p.outcome, p.environment, p.key_id, p.countable, p.reason,
+                       p.ad_network_id, p.advertised_item_id AS app, coalesce(a.name, CAST(p.advertised_item_id AS TEXT)) AS app_name,
+                       p.dedup_key, p.postback_identifier,
+                       p.source_digits AS source_identifier, p.digit_count,
+                       substr(p.source_digits, 1, 2) AS campaign,
+                       CASE WHEN p.digit_count >= 3 THEN substr(p.source_digits, 3, 1) END AS ad_group,
+                       CASE WHEN p.digit_count >= 4 THEN substr(p.source_digits, 4, 1) END AS creative,
+                       p.source_json AS source_levels,
+                       p.conversion_type, p.conversion_class, p.conversion_window, p.did_win, p.redownload,
+                       p.interaction, p.fidelity_type, p.publisher_item_id, p.source_domain, p.marketplace_id,
+                       p.tier_min, p.tier_max,
+                       p.conversion_value AS conversion_value_unsigned, p.coarse_value AS coarse_value_unsigned,
+                       p.ad_interaction_type AS ad_interaction_type_unsigned, p.country_code AS country_code_unsigned,
+                       CASE WHEN p.country_code IS NOT NULL THEN 1 ELSE 0 END AS country_known,
+                       p.decode_status, p.schema_revision, p.schema_version,
+                       p.revenue_min, p.revenue_max, round((p.revenue_min + p.revenue_max) / 2.0, 7) AS revenue_mid, p.currency,
+                       CAST(round(p.revenue_min * 1000000) AS INTEGER) AS revenue_min_micros,
+                       CAST(round(p.revenue_max * 1000000) AS INTEGER) AS revenue_max_micros,
+                       p.event_count, p.duplicates, p.replays, p.unverified_copies
+                FROM postbacks p LEFT JOIN apps a ON a.app = p.advertised_item_id
+                WHERE p.outcome IN ('verified', 'unverifiable');
+                CREATE VIEW conversion_events AS
+                SELECT e.id AS event_id, e.postback_id, c.received_at, c.day, c.time_zone, c.local_day, c.estimated_install_at,
+                       c.protocol, c.environment, c.countable,
+                       c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                       c.conversion_class, c.conversion_window, c.did_win,
+                       e.schema_revision, e.schema_version, e.event_index, e.name AS event, e.count,
+                       e.revenue_min, e.revenue_max, round((e.revenue_min + e.revenue_max) / 2.0, 7) AS revenue_mid, e.currency,
+                       CAST(round(e.revenue_min * 1000000) AS INTEGER) AS revenue_min_micros,
+                       CAST(round(e.revenue_max * 1000000) AS INTEGER) AS revenue_max_micros, e.properties
+                FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
+                """)
+        }
         return migrator
     }
 }
