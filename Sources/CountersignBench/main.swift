@@ -23,9 +23,31 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | roundtrip DATABASE\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
     exit(2)
+}
+
+if arguments[1] == "rate" {
+    // A fixed-rate load (FixedRateLoad): bodies from FILE (one a line, from FIRST_LINE) to URL/postbacks, PER_SECOND a
+    // second for SECONDS; prints `rate=... sent=... ok=... other=... failed=... p50_ms=... p90_ms=... p99_ms=...
+    // p999_ms=... max_ms=...`, latency from each request's intended send time.
+    guard arguments.count >= 6, let rate = Double(arguments[4]), rate > 0, let seconds = Double(arguments[5]), seconds > 0 else {
+        FileHandle.standardError.write(Data("usage: countersign-bench rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
+        exit(2)
+    }
+    let first = arguments.count > 6 ? Int(arguments[6]) ?? 0 : 0
+    let connections = arguments.count > 7 ? Int(arguments[7]) ?? 64 : 64
+    guard let text = try? String(contentsOfFile: arguments[3], encoding: .utf8) else {
+        FileHandle.standardError.write(Data("cannot read \(arguments[3])\n".utf8))
+        exit(2)
+    }
+    let bodies = text.split(separator: "\n").dropFirst(first).prefix(Int(rate * seconds)).map { Array($0.utf8) }
+    let outcome = try await FixedRateLoad(url: arguments[2], bodies: bodies, rate: rate, seconds: seconds, connections: connections).run()
+    func milliseconds(_ percentile: Double) -> String { String(format: "%.2f", Double(outcome.latency.valueAtPercentile(percentile)) / 1000) }
+    print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) failed=\(outcome.failed) p50_ms=\(milliseconds(50)) "
+        + "p90_ms=\(milliseconds(90)) p99_ms=\(milliseconds(99)) p999_ms=\(milliseconds(99.9)) max_ms=\(String(format: "%.2f", Double(outcome.latency.max) / 1000))")
+    exit(0)
 }
 
 if arguments[1] == "bulk" {

@@ -37,7 +37,8 @@ public struct StoreCopier: Sendable {
     }
 
     /// Copies every table in chunks of ids, one target transaction per chunk; `progress(table, done, total)` after each.
-    /// Then folds the copied postbacks into the target's rollup.
+    /// Then folds the copied postbacks into the target's rollup and, on PostgreSQL, analyses the tables: without
+    /// statistics its planner takes a freshly filled table for empty and scans every postback for a 30-day report.
     public func copy(progress: @Sendable (String, Int, Int) -> Void) throws -> Summary {
         var summary = Summary()
         for table in Self.tables {
@@ -77,6 +78,7 @@ public struct StoreCopier: Sendable {
             }
         }
         while try target.rollup.fold(limit: 50_000) > 0 {}
+        if target.engine.dialect == .postgres { try target.engine.transaction { db in try db.execute("ANALYZE") } }
         return summary
     }
 
