@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "CountersignBench",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Synchronization
 import JWS
 import Postback
 import PostbackMint
+import ConversionSchema
 import Store
 
 // Measures the verification path on one thread: bytes in, VerificationResult out.
@@ -24,7 +25,7 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
     exit(2)
 }
 
@@ -163,9 +164,37 @@ if arguments[1] == "threads" {
     print(String(format: "threads=%d aak_per_s=%.0f", threads, Double(counts.withLock { $0.reduce(0, +) }) / seconds))
     exit(0)
 }
+if arguments[1] == "count", ["store", "prepare"].contains(arguments[2]) {
+    // A stored batch for instruction counting: ITERATIONS batches of 256 distinct verified postbacks (AAK and
+    // SKAdNetwork 4.0) persisted into a fresh SQLite file with the game's schema uploaded (each decoded in the commit).
+    // `prepare` does the same but persists nothing; the difference of the two runs is what storing costs.
+    let iterations = min(Int(arguments[3]) ?? 1, 7)
+    let bodies = zip(aakBodies, skanBodies).flatMap { [$0, $1] }
+    let batches = (0..<iterations).map { batch in
+        bodies[(batch * 256)..<((batch + 1) * 256)].map { body in
+            let result = verifier.verify(body, expecting: nil)
+            return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: body, result: result,
+                          decision: TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result))
+        }
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-count-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(directory + "/count.sqlite")))
+    // Stored with SQL rather than the async upload: valgrind cannot run Swift's concurrency runtime here.
+    let document = try String(contentsOfFile: arguments[4], encoding: .utf8)
+    try store.engine.transaction { db in
+        try db.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES ('1108187390', 1, ?, '2026-01-01T00:00:00.000Z')", [document])
+    }
+    if arguments[2] == "store" { for batch in batches { _ = try store.ledger.persist(batch) } }
+    store.close()
+    exit(0)
+}
 if arguments[1] == "count" {
     // A fixed number of iterations, for instruction counting under callgrind (run twice and subtract).
     let iterations = Int(arguments[3]) ?? 0
+    let schema = arguments[2] == "decode" ? SchemaReader.check(Array(try Data(contentsOf: URL(fileURLWithPath: arguments[4])))).schema : nil
+    let decodable = arguments[2] == "decode" ? aakBodies.compactMap { verifier.verify($0, expecting: .aak).postback } : []
     let message = Array("raw verify".utf8)
     let der = try key.signDER(message: message)
     let digest = sha256(message)
@@ -175,6 +204,7 @@ if arguments[1] == "count" {
         case "aak": if case .verified = verifier.verify(aakBodies[iteration % aakBodies.count], expecting: .aak) { verified += 1 }
         case "skan": if case .verified = verifier.verify(skanBodies[iteration % skanBodies.count], expecting: .skan) { verified += 1 }
         case "evp": if key.publicKey.verifyWithEVP(derSignature: der, digest: digest) { verified += 1 }
+        case "decode": if let schema, case .success = SchemaDecoder.decode(schema, postback: decodable[iteration % decodable.count], receivedAt: Date()) { verified += 1 }
         default: if key.publicKey.verify(derSignature: der, digest: digest) { verified += 1 }
         }
     }
