@@ -269,7 +269,7 @@ public struct PostbackLedger: Sendable {
 
     /// A receipt's columns, in ``receiptArguments(_:disposition:)`` order (the id comes first where it is given).
     static let receiptColumns = "received_at, remote_address, route, body, outcome, reason, disposition, claimed_id, claimed_ad_network, claimed_app, claimed_source"
-    static let receiptSQL = "INSERT INTO receipts (\(receiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    static let receiptSQL = "INSERT INTO receipts (\(receiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     static func receiptArguments(_ intake: Intake, disposition: Disposition) -> [any SQLValueConvertible] {
         [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue,
@@ -278,7 +278,7 @@ public struct PostbackLedger: Sendable {
 
     /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.
     private static func insertReceipt(_ db: any SQLSession, _ intake: Intake, disposition: Disposition) throws -> Int64 {
-        try db.value(receiptSQL, receiptArguments(intake, disposition: disposition), as: Int64.self) ?? 0
+        try db.insert(receiptSQL, receiptArguments(intake, disposition: disposition)) ?? 0
     }
 
     /// Re-checks every unverifiable postback with `check` and records what it finds now.

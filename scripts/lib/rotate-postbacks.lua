@@ -20,6 +20,7 @@ function init(args)
   end
   index = 0
   non_ok = 0
+  server_errors = 0
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
 end
@@ -32,12 +33,16 @@ end
 
 function response(status, headers, body)
   if status ~= 200 then non_ok = non_ok + 1 end
+  if status >= 500 then server_errors = server_errors + 1 end
 end
 
 function done(summary, latency, requests)
-  local bad = 0
-  for _, thread in ipairs(threads) do bad = bad + (thread:get("non_ok") or 0) end
-  io.write(string.format("requests=%d duration_s=%.3f p50_ms=%.3f p99_ms=%.3f non_200=%d socket_errors=%d\n",
-    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(99) / 1000, bad,
+  local bad, failed = 0, 0
+  for _, thread in ipairs(threads) do
+    bad = bad + (thread:get("non_ok") or 0)
+    failed = failed + (thread:get("server_errors") or 0)
+  end
+  io.write(string.format("requests=%d duration_s=%.3f p50_ms=%.3f p99_ms=%.3f non_200=%d server_errors=%d socket_errors=%d\n",
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(99) / 1000, bad, failed,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
 end

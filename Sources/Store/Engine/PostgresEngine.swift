@@ -264,6 +264,10 @@ struct PostgresSession: SQLSession {
     var dialect: SQLDialect { .postgres }
     var connection: PostgresConnection { pooled.connection }
 
+    func insert(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int64? {
+        try value(sql + " RETURNING id", arguments, as: Int64.self)
+    }
+
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int {
         try run(sql, arguments).metadata.rows ?? 0
     }

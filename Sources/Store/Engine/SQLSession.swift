@@ -8,6 +8,10 @@ public protocol SQLSession {
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func execute(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int
+    /// Runs an INSERT of one row into a table with an `id` key and returns the new row's id, or nil when it inserted
+    /// nothing (`ON CONFLICT DO NOTHING` met a conflict). SQLite reads the id SQLite assigned, without fetching a row;
+    /// PostgreSQL adds `RETURNING id`.
+    func insert(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int64?
     /// Runs a query and returns its rows; `reuse` says how long its compiled form is worth keeping.
     func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow]
 }
