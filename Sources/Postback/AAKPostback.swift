@@ -2,9 +2,6 @@ import JWS
 
 /// AdAttributionKit postbacks: the outer JSON and the JWS payload (aak.md §2 and §4).
 enum AAKPostback {
-    /// Outer members Apple does not sign.
-    static let unsignedKeys: Set<String> = ["ad-interaction-type", "conversion-value", "coarse-conversion-value", "country-code"]
-
     /// Decodes the JWS payload and the outer unsigned fields into a postback and checks every range.
     static func decode(payload: [UInt8], outer: JSONObject) throws(FieldProblem) -> Postback {
         guard let payloadValue = try? JSONParser.parse(payload, keys: PostbackKeys.table, limits: .publicBody), let signed = payloadValue.object else {

@@ -317,7 +317,8 @@ public struct PostbackLedger: Sendable {
     }
 
     /// Re-applies the app's current schema to stored postbacks received at or after `from` (all when nil), in chunks;
-    /// `progress(done, total)` is called after each chunk. Returns how many postbacks were decoded.
+    /// `progress(looked at, total)` is called after each chunk. Returns how many postbacks were decoded: a stored body
+    /// that no longer parses, or a row without its receipt, is skipped and not counted.
     public func redecode(app: String, from: Date?, onlyUndecoded: Bool = false, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
         let appID = Int64(app) ?? -1
         let fromText = from.map(Timestamp.format) ?? ""
@@ -326,11 +327,12 @@ public struct PostbackLedger: Sendable {
             try db.rows("SELECT id FROM postbacks WHERE \(filter) ORDER BY id", [appID, fromText]).map { try $0.get("id", as: Int64.self) }
         }
         let catalog = self.catalog
-        var done = 0
+        var looked = 0, decoded = 0
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
-            try await engine.write { db in
+            decoded += try await engine.write { db in
                 try catalog.refresh(db)
                 let verifier = PostbackVerifier(keyRing: try KeyRing([]))
+                var written = 0
                 for id in chunk {
                     guard let row = try db.row("SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", [id]) else { continue }
                     let body = try row.get("body", as: Data.self)
@@ -340,12 +342,14 @@ public struct PostbackLedger: Sendable {
                     guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
                           let time = Timestamp.parse(receivedAt) else { continue }
                     try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
+                    written += 1
                 }
+                return written
             }
-            done += chunk.count
-            progress(done, ids.count)
+            looked += chunk.count
+            progress(looked, ids.count)
         }
-        return done
+        return decoded
     }
 }
 

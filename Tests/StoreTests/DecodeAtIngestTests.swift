@@ -57,3 +57,19 @@ import TestSupport
         #expect(events.map { ReportTable.cell($0.values[0]).serialized } == ["2"])
     }
 }
+
+/// `redecode` says how many postbacks it decoded, not how many it looked at (issue 29, smaller defects).
+@Suite struct RedecodeCountTests {
+    @Test(arguments: TestEngine.allCases) func redecodeCountsOnlyWhatItDecoded(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+        _ = try store.ledger.persist(try EngineEqualityTests.traffic(count: 200))
+        let stored = try #require(try await store.scalar("SELECT count(*) FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome IN ('verified', 'unverifiable')", as: Int.self))
+        // One stored body that no longer parses: redecode skips it.
+        try await store.engine.write { db in
+            try db.execute("UPDATE receipts SET body = ? WHERE id = (SELECT receipt_id FROM postbacks WHERE advertised_item_id = 10738027756 ORDER BY id LIMIT 1)", [Data("not json".utf8)])
+        }
+        let decoded = try await store.ledger.redecode(app: "10738027756", from: nil) { _, _ in }
+        #expect(stored > 1 && decoded == stored - 1)
+    }
+}

@@ -2,10 +2,9 @@ import Foundation
 import JWS
 
 extension KeyOptions {
-    /// Apple's built-in keys, overridden or added to by the key directory's, then the `--key` additions (`extra` adds
-    /// keys from other sources, such as a config file). The default directory (`./keys`) may be absent; one named
-    /// with `--keys-dir` or `COUNTERSIGN_KEYS_DIR` must exist.
-    func loadKeyRing(extra: [String] = []) throws(CLIFailure) -> KeyRing {
+    /// Apple's built-in keys, overridden or added to by the key directory's, then the `--key` additions. The default
+    /// directory (`./keys`) may be absent; one named with `--keys-dir` or `COUNTERSIGN_KEYS_DIR` must exist.
+    func loadKeyRing() throws(CLIFailure) -> KeyRing {
         do {
             var directoryEntries: [KeyEntry] = []
             var isDirectory: ObjCBool = false
@@ -15,7 +14,7 @@ extension KeyOptions {
             }
             let overridden = Set(directoryEntries.map(\.keyID))
             let ring = try KeyRing(BuiltInKeys.entries.filter { !overridden.contains($0.keyID) } + directoryEntries)
-            return try ring.adding((extraKeys + extra).map { argument throws(KeyError) in try KeyRing.entry(argument: argument) })
+            return try ring.adding(extraKeys.map { argument throws(KeyError) in try KeyRing.entry(argument: argument) })
         } catch {
             throw CLIFailure.usage(error.message)
         }

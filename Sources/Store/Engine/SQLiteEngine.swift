@@ -19,6 +19,10 @@ final class SQLiteEngine: DatabaseEngine {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // A database a newer Countersign migrated further is refused, as on PostgreSQL: its tables are not this build's.
+        let known = Set(SQLiteMigrations.migrator.migrations)
+        let unknown = try pool.read { db in try SQLiteMigrations.migrator.appliedIdentifiers(db) }.filter { !known.contains($0) }.sorted()
+        if let newer = unknown.first { throw MigrationError.newerDatabase(newer) }
         try SQLiteMigrations.migrator.migrate(pool)
     }
 
