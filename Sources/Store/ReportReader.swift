@@ -556,6 +556,33 @@ public struct ReportReader: Sendable {
         return (csv, try rows.last?.get(at: 0, as: Int64.self), rows.count)
     }
 
+    /// Every conversion `query` selects, oldest first, as CSV (`csv`) or NDJSON, handed to `write` a page of `page`
+    /// rows at a time (by id cursor, so memory stays flat whatever the size; the CSV header once, first). Ends when the
+    /// rows end or `write` throws (the client went away: no further page is read).
+    public func exportConversions(_ query: ReportQuery, csv: Bool, page: Int = 10_000, write: (String) async throws -> Void) async throws {
+        var after: Int64 = 0
+        var first = true
+        while true {
+            let text: String, last: Int64?, count: Int
+            if csv {
+                let chunk = try await conversionsCSV(query, after: after, limit: page)
+                // The header leads the first page only.
+                text = first ? chunk.csv : String(chunk.csv[chunk.csv.range(of: "\r\n")!.upperBound...])
+                (last, count) = (chunk.lastID, chunk.rows)
+            } else {
+                let table = try await conversions(query, after: after, limit: page)
+                text = table.rows.map { row in
+                    JSONValue.object(JSONObject(zip(table.columns, row).map { JSONMember(key: $0.0, value: $0.1) })).serialized + "\n"
+                }.joined()
+                (last, count) = (table.rows.last?.first?.int64, table.rows.count)
+            }
+            if first || count > 0 { try await write(text) }
+            first = false
+            guard count == page, let last else { return }
+            after = last
+        }
+    }
+
     /// One page of the `conversions` view after the `after` id cursor, with the query's filters.
     static func conversionsPageSQL(_ query: ReportQuery, after: Int64, limit: Int) -> (sql: String, arguments: [any SQLValueConvertible]) {
         var (whereSQL, arguments) = query.whereClause()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import Hummingbird
 import HummingbirdTesting
@@ -105,6 +106,46 @@ import TestSupport
                 }
             }
         }
+    }
+}
+
+/// `GET /v1/conversions/export` and `countersign export`: one streamed answer with exactly the rows of every page of
+/// `GET /v1/conversions` for the same filters (issue 28, item 5).
+@Suite struct StreamedExportTests {
+    @Test(arguments: TestEngine.allCases) func theExportIsEveryPageAndTheCLISaysTheSame(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let key = try await server.store().apiKeys.create(name: "export").key
+        let auth: HTTPFields = [.authorization: "Bearer \(key)"]
+        var simulation = Simulation(seed: 9, key: LiveServer.networkKey, keyID: "network/0")
+        let bodies = try (0..<80).map { _ in try simulation.next().body }
+        let exported = Mutex("")
+        try await server.run { client in
+            for body in bodies { _ = try await client.execute(uri: "/postbacks", method: .post, body: ByteBuffer(bytes: body)) }
+            for filters in ["include_uncounted=true", "protocol=aak"] {
+                var pages = "", after = "0", rows: [JSONValue] = []
+                while true {
+                    let csv = try await client.execute(uri: "/v1/conversions?\(filters)&format=csv&limit=9&after=\(after)", method: .get, headers: auth)
+                    let text = String(buffer: csv.body)
+                    pages += pages.isEmpty ? text : String(text[text.range(of: "\r\n")!.upperBound...])
+                    let json = try await client.execute(uri: "/v1/conversions?\(filters)&limit=9&after=\(after)", method: .get, headers: auth)
+                    if case .array(let page) = json.json?["rows"] { rows += page }
+                    guard let next = csv.headers[.init("Next-After")!] else { break }
+                    after = next
+                }
+                let export = try await client.execute(uri: "/v1/conversions/export?\(filters)", method: .get, headers: auth)
+                #expect(export.status == .ok && export.headers[.contentType] == "text/csv; charset=utf-8")
+                #expect(String(buffer: export.body) == pages, "\(filters)")
+                #expect(rows.count > 9, "more than one page")
+                let ndjson = try await client.execute(uri: "/v1/conversions/export?\(filters)&format=ndjson", method: .get, headers: auth)
+                #expect(try String(buffer: ndjson.body).split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) } == rows, "\(filters)")
+                if filters == "protocol=aak" { exported.withLock { $0 = pages } }
+            }
+            let json = try await client.execute(uri: "/v1/conversions/export?format=json", method: .get, headers: auth)
+            #expect(json.status == .badRequest && json.json?["error"] == .string("bad_parameter"))
+            #expect(try await client.execute(uri: "/v1/conversions/export", method: .get).status == .unauthorized)
+        }
+        let cli = try countersign(["export", "--protocol", "aak", "--database", server.settings.database])
+        #expect(cli.status == 0 && cli.stdout == exported.withLock { $0 })
     }
 }
 

@@ -28,6 +28,7 @@ import TestSupport
         "GET /metrics": nil,
         "GET /v1/reports": .read,
         "GET /v1/conversions": .read,
+        "GET /v1/conversions/export": .read,
         "GET /v1/intake": .read,
         "GET /v1/postbacks/{identifier}": .read,
         "GET /v1/schemas/{app}": .read,

@@ -2,7 +2,7 @@ import Hummingbird
 import JWS
 import Store
 
-/// `GET /v1/reports` and `GET /v1/conversions`.
+/// `GET /v1/reports`, `GET /v1/conversions` and `GET /v1/conversions/export`.
 enum ReportRoutes {
     static func add(to api: PrivateAPI, store: StoreDatabase) {
         api.read.get("reports") { request, context in
@@ -13,6 +13,7 @@ enum ReportRoutes {
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
+        addExport(to: api, store: store)
         api.read.get("conversions") { request, context in
             let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
@@ -30,6 +31,27 @@ enum ReportRoutes {
             if case .number(let id) = next { headers[.init("Next-After")!] = id }
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]),
                                      contentType: format.contentType, headers: headers)
+        }
+    }
+
+    /// `GET /v1/conversions/export`: every conversion the filters select in one streamed answer (CSV by default, or
+    /// NDJSON), read a page at a time so memory stays flat; a client that goes away stops the reading.
+    static func addExport(to api: PrivateAPI, store: StoreDatabase) {
+        api.read.get("conversions/export") { request, context in
+            let (query, _) = try await parse(request, extra: ["format"], store: store)
+            try context.requireApp(query.app)
+            let csv: Bool
+            switch request.uri.queryParameters.get("format") ?? "csv" {
+            case "csv": csv = true
+            case "ndjson": csv = false
+            default: throw APIError(.badRequest, .badParameter, "format: an export is csv or ndjson")
+            }
+            let format: ReportFormat = csv ? .csv : .ndjson
+            return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
+                            body: ResponseBody { writer in
+                try await store.reports.exportConversions(query, csv: csv) { text in try await writer.write(ByteBuffer(string: text)) }
+                try await writer.finish(nil)
+            })
         }
     }
 
