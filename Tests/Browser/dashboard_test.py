@@ -311,6 +311,13 @@ def main():
             shown_previous = driver.execute_script("return document.querySelector('[data-kpi=\"installs\"]').dataset.previous")
             check(number(shown_previous) == sum(row["installs"] for row in previous), f"{preset}: the previous period is {earlier} to {first}")
         check(number(browser.tile("installs")) > 0, "the last 30 days have installs")
+        # Changes read the good way: a rise in duplicates is worse, a rise in installs better.
+        for kpi, lower_is_better in [("installs", False), ("duplicates", True)]:
+            value, before, shown = driver.execute_script(
+                "const t = document.querySelector('[data-kpi=\"' + arguments[0] + '\"]'), c = t.querySelector('.change'); return [t.dataset.value, t.dataset.previous, c ? c.className : '']", kpi)
+            if shown and number(value) != number(before):
+                worse = (number(value) > number(before)) == lower_is_better
+                check(("worse" if worse else "better") in shown, f"{kpi} from {before} to {value} reads as {'worse' if worse else 'better'}: {shown}")
         browser.screenshot("overview-30-days")
         # A custom day from = to shows that one day.
         Select(driver.find_element(By.NAME, "range")).select_by_value("custom")

@@ -46,9 +46,7 @@ struct PerformanceCommand: AsyncParsableCommand {
         let output = try self.output.chosen()
         let store = try database.open()
         defer { store.close() }
-        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
-        if let appZone { pairs.append(("tz", appZone)) }
-        pairs += try period.pairs(now: Date(), zone: TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt)
+        pairs += try await period.pairs(tz: tz, app: app, store: store)
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         let full = try await store.performance.report(query)

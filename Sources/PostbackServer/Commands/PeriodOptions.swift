@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Store
 
 /// The period of `report` and `performance`: `--from`, `--to` (excluded) and `--last`, in ISO 8601 or relative to
 /// today in the report's time zone (`today`, `yesterday`, `7d` or `-7d` for seven days ago, `4w` for four weeks ago).
@@ -10,6 +11,14 @@ struct PeriodOptions: ParsableArguments {
     var to: String?
     @Option(help: "The last N days with today (7d, 30d, 4w); instead of --from and --to.")
     var last: String?
+
+    /// The report's zone for one registered `app` when `tz` names none (`tz` pair), then the `from` and `to` pairs with
+    /// relative dates resolved today in the zone that applies (`tz`, else the app's, else UTC).
+    func pairs(tz: String?, app: String?, store: StoreDatabase) async throws -> [(String, String)] {
+        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
+        let zone = TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt
+        return (appZone.map { [("tz", $0)] } ?? []) + (try pairs(now: Date(), zone: zone))
+    }
 
     /// The `from` and `to` query pairs, relative dates resolved on `now` in `zone`; a one-line usage error for a
     /// `--last` that is not a count of days or weeks, or that comes with `--from` or `--to`.

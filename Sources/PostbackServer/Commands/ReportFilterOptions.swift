@@ -32,9 +32,7 @@ struct ReportFilterOptions: ParsableArguments {
         ]
         for (name, value) in options { if let value { pairs.append((name, value)) } }
         if includeUncounted { pairs.append(("include_uncounted", "true")) }
-        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
-        if let appZone { pairs.append(("tz", appZone)) }
-        pairs += try period.pairs(now: Date(), zone: TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt)
+        pairs += try await period.pairs(tz: tz, app: app, store: store)
         do { return try ReportQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
     }
 }

@@ -135,13 +135,15 @@ export function section(main, title, { wide = false, note } = {}) {
  */
 export function tiles(parent, items) {
   const node = element('div', { class: 'tiles' });
-  for (const { id, label, value, shown, previous, detail } of items) {
+  for (const { id, label, value, shown, previous, detail, lowerIsBetter = false } of items) {
     const delta = previous === undefined ? '' : format.change(value, previous);
     const share = change(value, previous);
+    // Green when the figure moved the good way: up for installs and revenue, down for costs, copies and missing values.
+    const better = lowerIsBetter ? share < 0 : share > 0, worse = lowerIsBetter ? share > 0 : share < 0;
     node.append(element('div', { class: 'tile', 'data-kpi': id, 'data-value': value ?? '', 'data-previous': previous ?? '' },
       element('div', { class: 'label', text: label }), element('div', { class: 'value', text: shown }),
       detail ? element('div', { class: 'detail', text: detail }) : null,
-      delta ? element('div', { class: share > 0 ? 'change up' : share < 0 ? 'change down' : 'change', text: delta }) : null));
+      delta ? element('div', { class: better ? 'change better' : worse ? 'change worse' : 'change', text: delta }) : null));
   }
   parent.append(node);
 }

@@ -76,7 +76,7 @@ export default {
     for (const row of money.rows.filter((candidate) => candidate.currency && candidate.spend !== null)) {
       const earlier = moneyBefore?.rows.find((candidate) => candidate.currency === row.currency);
       items.push({ id: `ecpi_${row.currency}`, label: `eCPI (${row.currency})`, value: row.ecpi ?? '', shown: format.money(row.ecpi, row.currency),
-        detail: `spend ${format.money(row.spend, row.currency)}`, previous: moneyBefore ? earlier?.ecpi ?? null : undefined });
+        detail: `spend ${format.money(row.spend, row.currency)}`, previous: moneyBefore ? earlier?.ecpi ?? null : undefined, lowerIsBetter: true });
       items.push({ id: `roas_${row.currency}`, label: `ROAS (${row.currency}, middle)`, value: row.roas_mid ?? '', shown: format.share(row.roas_mid),
         detail: `${format.share(row.roas_min)} to ${format.share(row.roas_max)}`, previous: moneyBefore ? earlier?.roas_mid ?? null : undefined });
     }
@@ -85,9 +85,9 @@ export default {
     items.push(
       { id: 'counted', label: 'Counted postbacks', value: postbacks, shown: format.count(postbacks), previous: then('postbacks') },
       { id: 'duplicates', label: 'Duplicates', value: duplicates(intake.rows), shown: format.count(duplicates(intake.rows)),
-        previous: intakeBefore ? duplicates(intakeBefore.rows) : undefined },
+        previous: intakeBefore ? duplicates(intakeBefore.rows) : undefined, lowerIsBetter: true },
       { id: 'share_without_value', label: 'Without a conversion value', value: withoutValue(byTier.rows),
-        shown: postbacks ? format.share(withoutValue(byTier.rows)) : '–', previous: tiersBefore ? withoutValue(tiersBefore.rows) || null : undefined },
+        shown: postbacks ? format.share(withoutValue(byTier.rows)) : '–', previous: tiersBefore ? withoutValue(tiersBefore.rows) || null : undefined, lowerIsBetter: true },
     );
     tiles(head, items);
 
