@@ -158,7 +158,9 @@ import TestSupport
         func money(_ micros: Decimal?) -> String? { micros.map { text($0 / 1_000_000, 6) } }
         func ratio(_ part: Decimal?, _ whole: Decimal?) -> String? { part.flatMap { part in whole.flatMap { $0 == 0 ? nil : text(part / $0, 4) } } }
         func nullRate(_ all: Int, _ withValue: Int) -> String? { all == 0 ? nil : text(Decimal(all - withValue) / Decimal(all), 4) }
-        return [
+        // Without a reporting currency the group's amounts are in the currencies they came in (converted, they are not).
+        let sources: [String: String?] = target == nil ? ["currencies": currencies.isEmpty ? nil : currencies.sorted().joined(separator: ",")] : [:]
+        return sources.merging([
             "currency": currency, "installs": String(group.installs), "re_engagements": String(group.reEngagements),
             "claimed_installs": group.claimed.map(String.init), "install_gap": group.claimed.map { String($0 - group.installs) },
             "install_ratio": ratio(Decimal(group.installs), group.claimed.map { Decimal($0) }),
@@ -174,7 +176,7 @@ import TestSupport
             "installs_tier_3": String(group.tiers[3]), "null_rate_tier_1": nullRate(group.tiers[1], group.tiersWithValue[1]),
             "not_counted_unverifiable": String(group.notCountedUnverifiable), "not_counted_development": String(group.notCountedDevelopment),
             "not_counted_policy": String(group.notCountedPolicy), "copies": String(group.copies), "forged": String(group.forged),
-        ]
+        ]) { $1 }
     }
 
     static func cell(_ value: JSONValue?) -> String? {
