@@ -19,6 +19,8 @@ public final class SchemaCatalog: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    /// The `schema_catalogue_version` the entries were loaded at; nil before the first load.
+    private let loadedVersion = Mutex<Int64?>(nil)
 
     /// An empty catalog.
     public init() {}
@@ -26,28 +28,35 @@ public final class SchemaCatalog: Sendable {
     /// The current schema for `app`.
     public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
 
-    /// Loads every app whose latest revision differs from the one held. Every commit runs it, so its query is prepared.
+    /// Loads every app whose latest revision differs from the one held, when the database's catalogue version (raised
+    /// by a trigger on every change to `schemas`, by any receiver or command) differs from the one loaded. Every commit
+    /// runs it, so its one-row query is prepared; the catalogue itself is read only after a change.
     ///
-    /// On PostgreSQL it reads through `schema_catalogue()`, which holds a shared lock until the transaction ends: a
-    /// schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so it waits for the batches of every
-    /// receiver that are decoding with the catalogue as it was, and decodes their postbacks after them. SQLite has one
-    /// writer, so its batches and uploads never overlap.
+    /// On PostgreSQL the version is read through `schema_catalogue_version()`, which holds a shared lock until the
+    /// transaction ends: a schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so it waits for the
+    /// batches of every receiver that are decoding with the catalogue as it was, and decodes their postbacks after them.
+    /// SQLite has one writer, so its batches and uploads never overlap.
     func refresh(_ session: any SQLSession) throws {
-        let sql = switch session.dialect {
-        case .sqlite: "SELECT app, max(revision) AS revision FROM schemas GROUP BY app"
-        case .postgres: "SELECT app, revision FROM schema_catalogue()"
+        let versionSQL = switch session.dialect {
+        case .sqlite: "SELECT version FROM schema_catalogue_version"
+        case .postgres: "SELECT schema_catalogue_version() AS version"
         }
-        let latest = try session.rows(sql, [], reuse: .prepared)
+        let version = try session.rows(versionSQL, [], reuse: .prepared).first?.get(at: 0, as: Int64.self)
+        if let version, loadedVersion.withLock({ $0 }) == version { return }
+        let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
         let held = entries.withLock { $0.mapValues(\.revision) }
         for row in latest {
             let app = try row.get("app", as: String.self)
             let revision = try row.get("revision", as: Int.self)
             guard held[app] != revision else { continue }
             let document = try session.value("SELECT document FROM schemas WHERE app = ? AND revision = ?", [app, revision], as: String.self) ?? ""
+            // A stored document that fails today's checks leaves the app without a schema; it is read again only after
+            // the next change to the catalogue.
             if let schema = SchemaReader.check(Array(document.utf8)).schema {
                 entries.withLock { $0[app] = Entry(revision: revision, schema: schema) }
             }
         }
+        loadedVersion.withLock { $0 = version }
     }
 }
 

@@ -58,6 +58,29 @@ import TestSupport
     }
 }
 
+/// The catalogue is read again only when the database's catalogue version moved, and a change made through another
+/// receiver (a store of its own on the same database) moves it: the next batch decodes with the new revision.
+@Suite struct CatalogueVersionTests {
+    @Test(arguments: TestEngine.allCases) func aSchemaUploadedThroughAnotherReceiverIsUsedByTheNextBatch(engine: TestEngine) async throws {
+        let database = try engine.freshDatabase()
+        let receiver = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let other = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        defer { receiver.close(); other.close() }
+        let traffic = try EngineEqualityTests.traffic(count: 600)
+        let shopRows = "SELECT DISTINCT coalesce(schema_revision, 0) FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome = 'verified' AND id > ?"
+        // The receiver's catalogue is loaded, without a schema for the shop app.
+        _ = try receiver.ledger.persist(Array(traffic[0..<200]))
+        #expect(try await receiver.rows(shopRows, [0]).map { ReportTable.cell($0.values[0]).serialized } == ["0"])
+        for expected in ["1", "2"] {
+            let before = try #require(try await receiver.scalar("SELECT max(id) FROM postbacks", as: Int64.self))
+            _ = try await other.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+            let next = expected == "1" ? traffic[200..<400] : traffic[400..<600]
+            _ = try receiver.ledger.persist(Array(next))
+            #expect(try await receiver.rows(shopRows, [before]).map { ReportTable.cell($0.values[0]).serialized } == [expected])
+        }
+    }
+}
+
 /// `redecode` says how many postbacks it decoded, not how many it looked at (issue 29, smaller defects).
 @Suite struct RedecodeCountTests {
     @Test(arguments: TestEngine.allCases) func redecodeCountsOnlyWhatItDecoded(engine: TestEngine) async throws {

@@ -636,6 +636,37 @@ enum PostgresMigrations {
             GROUP BY substr(received_at, 1, 10), claimed_app, CASE WHEN route IN ('aak', 'skan') THEN route ELSE '' END, coalesce(claimed_ad_network, ''),
                  CASE WHEN route = 'any' THEN 'forwarded' ELSE 'direct' END;
             """),
+        // The live rollup finds the pending rows by their ids (an array read once, then the primary key), as the fold
+        // does, so its plan does not depend on the statistics: joined, a pending list the statistics still thought
+        // large after a copy made the planner scan every postback and probe the list once per row. Frozen text.
+        ("v14-live-rollup-by-id", """
+            CREATE OR REPLACE VIEW conversion_rollup_live AS
+            SELECT day, app, ad_network_id, protocol, outcome, environment, countable, source_digits, digit_count, conversion_type, conversion_class, conversion_window, did_win, interaction, country, tier_min, currency, postbacks, events, revenue_min_micros, revenue_max_micros, without_value, duplicates, replays FROM conversion_rollup
+            UNION ALL
+            SELECT substr(p.received_at, 1, 10), p.advertised_item_id, p.ad_network_id, p.protocol, p.outcome, coalesce(p.environment, ''), p.countable, coalesce(p.source_digits, ''), coalesce(p.digit_count, -1), p.conversion_type, coalesce(p.conversion_class, ''), p.conversion_window, p.did_win, coalesce(p.interaction, ''), coalesce(p.country_code, ''), p.tier_min, coalesce(p.currency, ''), 1, p.event_count, CAST(round(coalesce(p.revenue_min, 0) * 1000000) AS BIGINT), CAST(round(coalesce(p.revenue_max, 0) * 1000000) AS BIGINT), CASE WHEN p.conversion_value IS NULL AND p.coarse_value IS NULL THEN 1 ELSE 0 END, p.duplicates, p.replays FROM postbacks p
+            WHERE p.id = ANY (ARRAY(SELECT id FROM rollup_pending)) AND p.outcome IN ('verified', 'unverifiable');
+            """),
+        // A version raised by every change to `schemas`, so a commit reads one row, not the catalogue, to know whether
+        // another receiver or a command changed it; `schema_catalogue_version()` reads it under the shared lock that
+        // `schema_catalogue()` took (v9), in a statement of its own after the lock. Frozen text.
+        ("v15-schema-catalogue-version", """
+            CREATE TABLE schema_catalogue_version (one integer PRIMARY KEY CHECK (one = 1), version bigint NOT NULL);
+            INSERT INTO schema_catalogue_version (one, version) VALUES (1, 1);
+            CREATE FUNCTION schema_catalogue_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE schema_catalogue_version SET version = version + 1;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER schema_catalogue_bump AFTER INSERT OR UPDATE OR DELETE ON schemas FOR EACH STATEMENT EXECUTE FUNCTION schema_catalogue_bump();
+            CREATE FUNCTION schema_catalogue_version() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+            DECLARE
+                current bigint;
+            BEGIN
+                PERFORM pg_advisory_xact_lock_shared(18981373594592628);
+                SELECT version INTO current FROM schema_catalogue_version;
+                RETURN current;
+            END $$;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -815,6 +815,17 @@ enum SQLiteMigrations {
                 FROM postback_events e JOIN conversions c ON c.id = e.postback_id;
                 """)
         }
+        migrator.registerMigration("v22-schema-catalogue-version") { db in
+            // A version raised by every change to `schemas` (also by another process on the same file), so a commit
+            // reads one row, not the catalogue, to know whether it changed. Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE schema_catalogue_version (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL);
+                INSERT INTO schema_catalogue_version (one, version) VALUES (1, 1);
+                CREATE TRIGGER schema_catalogue_bump_insert AFTER INSERT ON schemas BEGIN UPDATE schema_catalogue_version SET version = version + 1; END;
+                CREATE TRIGGER schema_catalogue_bump_update AFTER UPDATE ON schemas BEGIN UPDATE schema_catalogue_version SET version = version + 1; END;
+                CREATE TRIGGER schema_catalogue_bump_delete AFTER DELETE ON schemas BEGIN UPDATE schema_catalogue_version SET version = version + 1; END;
+                """)
+        }
         return migrator
     }
 }
