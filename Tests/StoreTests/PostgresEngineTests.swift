@@ -110,6 +110,25 @@ import TestSupport
     }
 
     /// A prepared statement's placeholders must all be cast, since the server fixes their types when it prepares.
+    /// Whole numerics (sums of bigint) are read from their binary digits; the answer equals Foundation's reading of the
+    /// same value, whole or not, positive or negative, up to the edges of 64 bits and past them.
+    @Test func numericCellsReadAsSQLiteWouldGiveThem() throws {
+        let store = try TestEngine.postgres.freshStore()
+        defer { store.close() }
+        let texts = ["0", "1", "-1", "9999", "10000", "10001", "-20000", "123456789012", "100000000", "1.5", "-2.25", "2.0000",
+                     "0.0001", "1000000000000000000", "9223372036854775807", "-9223372036854775807", "9223372036854775808",
+                     "99999999999999999999", "12345.6789", "0.5000"]
+        for text in texts {
+            let value = try store.engine.snapshot { db in try db.rows("SELECT CAST(? AS numeric) AS n", [text], reuse: .once)[0].values[0] }
+            let expected: SQLValue = if let whole = Int64(text) { .integer(whole) } else if let decimal = Decimal(string: text), let whole = Int64(decimal.description) {
+                .integer(whole)
+            } else {
+                .real(Double(Decimal(string: text)!.description)!)
+            }
+            #expect(value == expected, "\(text)")
+        }
+    }
+
     @Test func onlyStatementsWhosePlaceholdersAreAllCastArePrepared() {
         #expect(Placeholders.everyOneCast("SELECT * FROM unnest(?::bigint[], ?::text[])"))
         #expect(Placeholders.everyOneCast("SELECT 'why?' || ?::text, \"odd?\" FROM t"))

@@ -371,6 +371,28 @@ struct PostgresSession: SQLSession {
         }
     }
 
+    /// A binary `numeric` (digit count, weight, sign, scale, then base-10,000 digits, most significant first) as an
+    /// integer, when it is whole and fits in 64 bits; nil otherwise.
+    static func wholeNumeric(_ bytes: ByteBuffer) -> Int64? {
+        var buffer = bytes
+        guard let count = buffer.readInteger(as: Int16.self), let weight = buffer.readInteger(as: Int16.self),
+              let sign = buffer.readInteger(as: UInt16.self), buffer.readInteger(as: Int16.self) != nil,
+              sign == 0 || sign == 0x4000, count >= 0, buffer.readableBytes == Int(count) * 2 else { return nil }
+        if count == 0 { return 0 }
+        guard weight >= 0, weight < 5 else { return nil }
+        var magnitude: Int64 = 0
+        for position in 0...Int(weight) {
+            let digit = position < Int(count) ? Int64(buffer.readInteger(as: Int16.self) ?? 0) : 0
+            let (shifted, overflow) = magnitude.multipliedReportingOverflow(by: 10_000)
+            let (sum, carry) = shifted.addingReportingOverflow(digit)
+            guard !overflow, !carry else { return nil }
+            magnitude = sum
+        }
+        // Digits after the units are a fraction: whole only when they are all zero.
+        while buffer.readableBytes >= 2 { if buffer.readInteger(as: Int16.self) != 0 { return nil } }
+        return sign == 0x4000 ? -magnitude : magnitude
+    }
+
     static func value(_ cell: PostgresCell) throws -> SQLValue {
         guard cell.bytes != nil else { return .null }
         switch cell.dataType {
@@ -381,7 +403,10 @@ struct PostgresSession: SQLSession {
         case .float4: return .real(Double(try cell.decode(Float.self)))
         case .float8: return .real(try cell.decode(Double.self))
         case .numeric:
-            // Sums of bigint and rounded values arrive as numeric: whole ones as integers, others as doubles, as SQLite gives them.
+            // Sums of bigint and rounded values arrive as numeric: whole ones as integers, others as doubles, as SQLite
+            // gives them. Whole ones, nearly every cell of a report, are read from the binary digits: through Foundation's
+            // Decimal they cost about a microsecond each, a third of a 360-row report's time.
+            if cell.format == .binary, let bytes = cell.bytes, let integer = Self.wholeNumeric(bytes) { return .integer(integer) }
             let text = try cell.decode(Decimal.self).description
             if let integer = Int64(text) { return .integer(integer) }
             return .real(Double(text) ?? .nan)
