@@ -129,6 +129,34 @@ import TestSupport
         }
     }
 
+    /// A `?` inside a comment, an escaped string (`E'...'`), a dollar-quoted body or a quoted name is text, not a
+    /// placeholder; `??` is jsonb's `?` operator (issue 28: the rewriter knew none of these).
+    @Test func placeholdersAreNumberedOnlyWhereTheyAreCode() {
+        #expect(Placeholders.numbered("SELECT ? -- why? it's\n, ?") == "SELECT $1 -- why? it's\n, $2")
+        #expect(Placeholders.numbered("SELECT /* a ? 'b */ ?, ?") == "SELECT /* a ? 'b */ $1, $2")
+        #expect(Placeholders.numbered("SELECT E'it\\'s ?', ?") == "SELECT E'it\\'s ?', $1")
+        #expect(Placeholders.numbered("SELECT 'it''s ?', ?") == "SELECT 'it''s ?', $1")
+        #expect(Placeholders.numbered("SELECT $$ ? $$, $tag$ a ? $$ ? $tag$, ?") == "SELECT $$ ? $$, $tag$ a ? $$ ? $tag$, $1")
+        #expect(Placeholders.numbered("SELECT \"odd?\", ? FROM t WHERE doc ?? 'key' AND doc ??| ?::text[]")
+            == "SELECT \"odd?\", $1 FROM t WHERE doc ? 'key' AND doc ?| $2::text[]")
+        #expect(Placeholders.numbered("SELECT 1") == "SELECT 1")
+    }
+
+    /// A script splits at `;` only where it is code: not inside comments, strings or dollar-quoted bodies.
+    @Test func scriptsSplitAtSemicolonsOutsideTextAndBodies() {
+        let script = """
+            -- a comment; not a statement
+            CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $body$ BEGIN RETURN 1; END $body$;
+            SELECT E'a\\';b', 'c;d' /* e; f */;
+            SELECT $$;$$
+            """
+        #expect(Placeholders.statements(script) == [
+            "-- a comment; not a statement\nCREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $body$ BEGIN RETURN 1; END $body$",
+            "SELECT E'a\\';b', 'c;d' /* e; f */",
+            "SELECT $$;$$",
+        ])
+    }
+
     @Test func onlyStatementsWhosePlaceholdersAreAllCastArePrepared() {
         #expect(Placeholders.everyOneCast("SELECT * FROM unnest(?::bigint[], ?::text[])"))
         #expect(Placeholders.everyOneCast("SELECT 'why?' || ?::text, \"odd?\" FROM t"))
@@ -136,5 +164,7 @@ import TestSupport
         #expect(!Placeholders.everyOneCast("SELECT ?::text, ? + 1"))
         #expect(!Placeholders.everyOneCast("SELECT ?:text"))
         #expect(!Placeholders.everyOneCast("SELECT ?"))
+        #expect(Placeholders.everyOneCast("SELECT ?::text -- and ? here\n"))
+        #expect(Placeholders.everyOneCast("SELECT doc ?? 'key', ?::text"))
     }
 }

@@ -1,10 +1,11 @@
-import Dispatch
+import NIOPosix
 
 /// A database the store runs on: SQLite (embedded, one process) or PostgreSQL (shared by several receivers).
 ///
 /// Both entry points block the calling thread until the database answers, so the store's rules can be written once as
 /// plain synchronous code over ``SQLSession`` and run unchanged on either engine. Async callers go through
-/// ``write(_:)`` and ``read(_:)``, which run the work on a dispatch thread, never on Swift's cooperative pool.
+/// ``write(_:)`` and ``read(_:)``, which run the work on the store's bounded thread pool (``Blocking``), never on Swift's
+/// cooperative pool.
 public protocol DatabaseEngine: Sendable {
     /// Which SQL the engine speaks.
     var dialect: SQLDialect { get }
@@ -29,13 +30,23 @@ extension DatabaseEngine {
     }
 }
 
-/// Runs blocking database work on a dispatch thread, so it never holds one of the cooperative pool's few threads.
+/// Runs blocking database work on a bounded pool of threads (NIO's `NIOThreadPool`), so it never holds one of the
+/// cooperative pool's few threads and never grows the process's threads without bound.
+///
+/// At most ``threads`` store operations run at once in a process; more wait in the pool's queue, without a thread. That
+/// covers SQLite's readers and PostgreSQL's default pool of 10 connections with room to spare; the commit threads of
+/// ``GroupCommitWriter`` are its own. The pool starts with the first operation and lives as long as the process.
 enum Blocking {
-    private static let queue = DispatchQueue(label: "countersign.store", attributes: .concurrent)
+    /// The most store operations that run at once.
+    static let threads = 32
+
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+        return pool
+    }()
 
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
-        }
+        try await pool.runIfActive(work)
     }
 }
