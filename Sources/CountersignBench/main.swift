@@ -24,6 +24,15 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
+/// Opens the store at `text`. A PostgreSQL store's pool runs in a task of its own until the benchmark exits; an SQLite
+/// store needs nothing running (and the instruction counts, under valgrind, must not start Swift's concurrency runtime).
+func openStore(_ text: String) throws -> StoreDatabase {
+    let location = try DatabaseLocation(text)
+    let store = try StoreDatabase(settings: StoreSettings(location: location))
+    if case .postgres = location { Task.detached { try await store.run() } }
+    return store
+}
+
 guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate"].contains(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
     exit(2)
@@ -58,7 +67,7 @@ if arguments[1] == "bulk" {
     // identifiers are bulk-<i>, deduplicated as Apple's would be (aak:<id>, skan:<id>:<window>).
     let path = arguments[2]
     let rows = Int(arguments[3]) ?? 10_000_000
-    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
+    let store = try openStore(path)
     let chunk = 1_000_000
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: rows, by: chunk) {
@@ -110,7 +119,7 @@ while aakBodies.count < 1000 || skanBodies.count < 1000 {
 var index = 0
 if arguments[1] == "roundtrip" {
     // One statement's round trip on the engine at `arguments[2]`, inside a transaction. Prints `roundtrip_us=N`.
-    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(arguments[2])))
+    let store = try openStore(arguments[2])
     let rounds = 2000
     let started = DispatchTime.now().uptimeNanoseconds
     try store.engine.transaction { db in for _ in 0..<rounds { _ = try db.value("SELECT 1", as: Int.self) } }
@@ -133,7 +142,7 @@ if arguments[1] == "store" {
         let decision = TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result)
         intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: postback.body, result: result, decision: decision))
     }
-    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
+    let store = try openStore(path)
     let started = DispatchTime.now().uptimeNanoseconds
     for start in stride(from: 0, to: intakes.count, by: batchSize) {
         _ = try store.ledger.persist(Array(intakes[start..<min(start + batchSize, intakes.count)]))
@@ -180,7 +189,7 @@ if arguments[1] == "count", ["store", "prepare"].contains(arguments[2]) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-count-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(directory + "/count.sqlite")))
+    let store = try openStore(directory + "/count.sqlite")
     // Stored with SQL rather than the async upload: valgrind cannot run Swift's concurrency runtime here.
     let document = try String(contentsOfFile: arguments[4], encoding: .utf8)
     try store.engine.transaction { db in

@@ -39,8 +39,8 @@ enum Main {
         do {
             try FileModes.apply(ProcessInfo.processInfo.environment)
             var command = try Countersign.parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let asyncCommand = command as? any AsyncParsableCommand {
+                try await StoreRunner.running(asyncCommand)
             } else {
                 try command.run()
             }

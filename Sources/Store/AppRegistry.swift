@@ -110,13 +110,7 @@ public struct AppRegistry: Sendable {
         }
     }
 
-    /// The policy's rules by app, or nil when no app is registered (every app is served). Blocks the caller, for
-    /// start-up, before anything is served.
-    public func rulesAtStart() throws -> [Int64: TrustPolicy.AppRule]? {
-        try Self.rules(try engine.snapshot { db in try db.rows("SELECT app, ad_networks, allow_development FROM apps", []) })
-    }
-
-    /// ``rulesAtStart()`` for a running server.
+    /// The registry's rules for the trust policy: nil when no app is registered (every app counts as before).
     public func rules() async throws -> [Int64: TrustPolicy.AppRule]? {
         try Self.rules(try await engine.read { db in try db.rows("SELECT app, ad_networks, allow_development FROM apps", []) })
     }
@@ -133,11 +127,6 @@ public struct AppRegistry: Sendable {
     /// The copy domain of each registered app that has one.
     public func copyDomains() async throws -> [Int64: String] {
         try await engine.read { db in try Self.copyDomains(db) }
-    }
-
-    /// ``copyDomains()`` for start-up, blocking the caller.
-    public func copyDomainsAtStart() throws -> [Int64: String] {
-        try engine.snapshot { db in try Self.copyDomains(db) }
     }
 
     private static func copyDomains(_ db: any SQLSession) throws -> [Int64: String] {

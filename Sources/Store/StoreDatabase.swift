@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Postback
+import ServiceLifecycle
 
 /// How hard a SQLite commit holds on before it reports success. PostgreSQL commits with `synchronous_commit` as the
 /// server sets it (on by default: the commit is on disk before the 200).
@@ -45,11 +46,11 @@ public struct StoreSettings: Sendable {
 /// Each concern has a type of its own (``PostbackLedger``, ``ReportReader``, ``ReportRollup``, ``SchemaRegistry``,
 /// ``TokenJobQueue``, ``APIKeyStore``, ``AttributionRecordStore``, ``NameRegistry``, ``AppleAdsNameStore``, ``AppRegistry``, ``ForwardingOutbox``), written once over ``DatabaseEngine``; this type only
 /// opens the engine (SQLite or PostgreSQL) and runs its migrations.
-public final class StoreDatabase: Sendable {
+public final class StoreDatabase: Service, Sendable {
     /// The engine the store runs on.
     public let engine: any DatabaseEngine
     /// Each app's current conversion-value schema, used to decode postbacks as they are stored.
-    let catalog = SchemaCatalog()
+    let catalog: SchemaCatalog
     /// Receipt ids reserved from PostgreSQL's sequence (unused on SQLite).
     let receiptIDs = ReceiptIDs()
     /// The name this process's arrival counts are written under: one per process on PostgreSQL, so receivers never
@@ -58,21 +59,36 @@ public final class StoreDatabase: Sendable {
     /// Arrival counts of committed batches not yet written.
     let arrivalTally = ArrivalTally()
 
-    /// Opens (creating if needed) the database and runs migrations.
+    /// Opens (creating if needed) the database, runs migrations and loads the schema catalogue, on a connection of its
+    /// own. Nothing else reaches PostgreSQL until ``run()`` runs.
     public init(settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws {
+        let catalog = SchemaCatalog()
+        self.catalog = catalog
+        // The catalogue, and the offsets of zones registered before the offsets table existed (a write only when one
+        // is missing).
+        let setUp: (any SQLSession) throws -> Void = { session in
+            try catalog.refresh(session)
+            for zone in try TimeZoneOffsets.missing(session) { try TimeZoneOffsets.ensure(session, zone: zone) }
+        }
         switch settings.location {
         case .sqlite(let path):
             arrivalWriter = ""
-            engine = try SQLiteEngine(path: path, durability: settings.durability, busyTimeout: settings.busyTimeout)
+            let sqlite = try SQLiteEngine(path: path, durability: settings.durability, busyTimeout: settings.busyTimeout)
+            if try sqlite.snapshot({ session in try catalog.refresh(session); return try TimeZoneOffsets.missing(session) }).isEmpty == false {
+                try sqlite.transaction(setUp)
+            }
+            engine = sqlite
         case .postgres(let location):
             arrivalWriter = String(UUID().uuidString.prefix(8)).lowercased()
             engine = try PostgresEngine(location: location, maximumConnections: settings.poolSize, connectTimeout: settings.connectTimeout,
-                                        statementTimeout: settings.statementTimeout, logger: logger)
+                                        statementTimeout: settings.statementTimeout, logger: logger, setUp: setUp)
         }
-        try engine.snapshot { [catalog] session in try catalog.refresh(session) }
-        // Zones registered before the offsets table existed (a write only when one is missing).
-        let zones = try engine.snapshot { session in try TimeZoneOffsets.missing(session) }
-        if !zones.isEmpty { try engine.transaction { session in for zone in zones { try TimeZoneOffsets.ensure(session, zone: zone) } } }
+    }
+
+    /// Runs the engine while the store is open (PostgreSQL's pool of connections) until ``close()`` or cancellation.
+    /// Whoever opens a store runs it: `serve` beside its services, the CLI for the length of a command.
+    public func run() async throws {
+        await engine.run()
     }
 
     /// Throws unless the database answers a read (for readiness).

@@ -202,7 +202,7 @@ import TestSupport
         let standIn = AppleAPIStandIn(["good": [.ok(Self.detailed)], "bad": [.status(400)]])
         try await standIn.serve { url in
             let server = Self.server(apiURL: url)
-            let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ops").key
+            let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ops").key
             try await server.run { client in
                 for token in ["good", "bad"] { _ = try await Self.submit(client, token) }
                 try await Self.waitForJobs(server)
@@ -236,7 +236,7 @@ import TestSupport
 @Suite struct AppleAdsReportTests {
     @Test func reportGroupsByCampaignAndCountryAndLeavesTestPayloadsOut() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         let bodies = [
             AdServicesExchangeTests.detailed, AdServicesExchangeTests.detailed, AdServicesExchangeTests.standard,
             AdServicesExchangeTests.notAttributed,
@@ -293,7 +293,7 @@ import TestSupport
 
     @Test func statusCountsAndListsOpenAndFailedJobs() async throws {
         let database = Checkout.temporaryDirectory() + "/countersign.sqlite"
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         for token in ["one", "two", "three"] { _ = try await store.tokenJobs.enqueue(TokenSubmission(token: token, app: "1108187390"), maximumOpen: 100) }
         let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 2, lease: 10)
         #expect(claimed.map(\.token) == ["one", "two"])

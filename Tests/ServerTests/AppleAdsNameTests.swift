@@ -32,7 +32,7 @@ import TestSupport
             Self.v5Org: ["campaign/700": "Legacy campaign", "ad_group/701": "Legacy group"],
         ])
         let database = LiveServer().settings.database
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         try await Self.storeRecords(store, [AdServicesExchangeTests.detailed, Self.v5Record])
         try await standIn.serve { base in
             var server = LiveServer()

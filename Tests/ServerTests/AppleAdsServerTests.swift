@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import JWS
 import Store
+import TestSupport
 @testable import PostbackServer
 
 /// Legacy iAd dictionaries over HTTP, and the records API.
@@ -13,7 +14,7 @@ import Store
 
     @Test func iAdDictionariesAreNormalisedStoredAndListed() async throws {
         let server = LiveServer()
-        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
+        let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         try await server.run { client in
             let stored = try await client.execute(uri: "/v1/iad/attribution?app=1108187390&install_id=abc", method: .post, body: ByteBuffer(string: Self.example))
             #expect(stored.status == .ok)

@@ -27,7 +27,7 @@ import TestSupport
             #expect(again.status == 2)
             #expect(again.stderr.contains("exists; choose a new file name"))
         }
-        let copied = try StoreDatabase(settings: StoreSettings(location: .sqlite(path: during)))
+        let copied = try TestStore.open(StoreSettings(location: .sqlite(path: during)))
         let copiedCount = try await copied.scalar("SELECT count(*) FROM postbacks", as: Int.self) ?? 0
         let receipts = try await copied.scalar("SELECT count(*) FROM receipts", as: Int.self) ?? 0
         copied.close()

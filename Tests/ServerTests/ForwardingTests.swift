@@ -188,7 +188,7 @@ import TestSupport
             first.stop(SIGKILL)
             let second = try ReceiverProcess(database: database, extraArguments: arguments)
             defer { second.stop() }
-            let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+            let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
             let settled = try await eventually(within: 60) {
                 let rows = try await Self.status(store)
                 return rows["held"]?["pending"] == .number("0") && rows["held"]?["delivered"] == .number(String(count))

@@ -179,7 +179,7 @@ import TestSupport
     @Test func iAdNamesAreNeutralisedInCSVExports() async throws {
         var server = LiveServer()
         server.settings.publicBurst = 100
-        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
+        let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         try await server.run { client in
             let body = AppleAdsServerTests.example.replacingOccurrences(of: "\"campaign name\"", with: "\"=cmd|' /C calc'!A0\"")
             #expect(try await client.execute(uri: "/v1/iad/attribution", method: .post, body: ByteBuffer(string: body)).status == .ok)

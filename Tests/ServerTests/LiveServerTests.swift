@@ -35,13 +35,15 @@ struct LiveServer {
     func run(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let app = try ServerApplication(settings: settings, keyRing: keyRing, logger: logger).application()
+        let store = try TestStore.open(try ServerApplication.storeSettings(settings))
+        defer { store.close() }
+        let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger).application()
         try await app.test(.live) { client in try await test(client) }
     }
 
     /// The server's store, opened as another process would.
     func store() throws -> StoreDatabase {
-        try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(settings.database)))
+        try TestStore.open(StoreSettings(location: try DatabaseLocation(settings.database)))
     }
 
     /// The rows of a query on the server's database, on either engine, read as another process would.
@@ -276,7 +278,7 @@ let skanPath = "/.well-known/skadnetwork/report-attribution/"
                        "environment": "production", "tier": "2", "protocol": "aak", "currency": "EUR", "tz": "Europe/Berlin", "include_uncounted": "true", "format": "json"]
         #expect(Set(documented) == Set(samples.keys), "document: \(documented.sorted())")
         let server = LiveServer()
-        let key = try await StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "doc").key
+        let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "doc").key
         try await server.run { client in
             for name in documented {
                 let response = try await client.execute(uri: "/v1/reports?\(name)=\(samples[name] ?? "")", method: .get, headers: [.authorization: "Bearer \(key)"])

@@ -74,7 +74,7 @@ final class OutputBuffer: @unchecked Sendable {
     }
 
     static func store(_ database: String) throws -> StoreDatabase {
-        try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
     }
 
     @Test func racingCopiesAcrossReceiversCountOnceAndTheFirstVerifiedCopyCounts() async throws {

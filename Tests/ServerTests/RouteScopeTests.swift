@@ -98,15 +98,15 @@ import TestSupport
         }
     }
 
-    @Test func everyRouteIsInTheScopeTable() throws {
-        let server = try Self.application()
+    @Test func everyRouteIsInTheScopeTable() async throws {
+        let server = try await Self.application()
         let registered = Set(server.routes.map { "\($0.method.rawValue) \($0.path)" })
         #expect(registered == Set(Self.table.keys), "routes without a declared scope: \(registered.subtracting(Self.table.keys).sorted()); table rows without a route: \(Set(Self.table.keys).subtracting(registered).sorted())")
     }
 
     @Test func everySpellingOfEveryRouteMeetsTheScopeOfTheRouteItReaches() async throws {
         let database = try TestEngine.sqlite.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         var created: [APIScope: String] = [:]
         for scope in [APIScope.read, .schemas, .admin, .metrics] {
             created[scope] = try await store.apiKeys.create(name: scope.rawValue, scopes: [scope]).key
@@ -115,7 +115,7 @@ import TestSupport
         // A schemas key limited to one app: the key the attack used.
         let limited = try await store.apiKeys.create(name: "limited", scopes: [.schemas], apps: [1_108_187_390]).key
         store.close()
-        let server = try Self.application(database: database)
+        let server = try await Self.application(database: database)
         try await server.application().test(.router) { client in
             for (route, needed) in Self.table.sorted(by: { $0.key < $1.key }) {
                 guard let needed else { continue }
@@ -147,12 +147,13 @@ import TestSupport
     }
 
     /// The application on a fresh SQLite database (or `database`), not started.
-    static func application(database: String? = nil) throws -> ServerApplication {
+    static func application(database: String? = nil) async throws -> ServerApplication {
         var settings = ServerSettings()
         settings.port = 0
         settings.database = try database ?? TestEngine.sqlite.freshDatabase()
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        return try ServerApplication(settings: settings, keyRing: LiveServer(engine: .sqlite).keyRing, logger: logger)
+        let store = try TestStore.open(try ServerApplication.storeSettings(settings))
+        return try await ServerApplication(settings: settings, store: store, keyRing: LiveServer(engine: .sqlite).keyRing, logger: logger)
     }
 }

@@ -93,10 +93,10 @@ import TestSupport
     /// HEAD is answered wherever GET is.
     @Test func everyRouteRefusesUnknownParametersAndHEADIsAnswered() async throws {
         let database = try TestEngine.sqlite.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
         store.close()
-        let server = try RouteScopeTests.application(database: database)
+        let server = try await RouteScopeTests.application(database: database)
         let routes = server.routes.map { (path: $0.path.description, method: $0.method) }
         try await server.application().test(.router) { client in
             for route in routes {
@@ -119,10 +119,10 @@ import TestSupport
     /// Made-up currencies and app id 0 are refused wherever they are named.
     @Test func madeUpCurrenciesAndAppZeroAreRefused() async throws {
         let database = try TestEngine.sqlite.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
         store.close()
-        let server = try RouteScopeTests.application(database: database)
+        let server = try await RouteScopeTests.application(database: database)
         try await server.application().test(.router) { client in
             let zzz = try await client.execute(uri: "/v1/apps/1108187390", method: .put, headers: Self.bearer(admin),
                                                body: ByteBuffer(string: #"{"name": "Game", "currency": "ZZZ"}"#))
@@ -158,13 +158,15 @@ import TestSupport
             #expect(throws: Never.self, "\(url)") { try ForwardRule.check(ForwardRule(name: "x", url: url)) }
         }
         let database = try TestEngine.sqlite.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
         store.close()
         var settings = ServerSettings()
         settings.database = database
         settings.forwardMaxRules = 2
-        let server = try ServerApplication(settings: settings, keyRing: LiveServer().keyRing, logger: .init(label: "test"))
+        let running = try TestStore.open(try ServerApplication.storeSettings(settings))
+        defer { running.close() }
+        let server = try await ServerApplication(settings: settings, store: running, keyRing: LiveServer().keyRing, logger: .init(label: "test"))
         try await server.application().test(.router) { client in
             for (index, expected) in [HTTPResponse.Status.ok, .ok, .conflict].enumerated() {
                 let answer = try await client.execute(uri: "/v1/forwarding/rules/p\(index)", method: .put, headers: Self.bearer(admin),

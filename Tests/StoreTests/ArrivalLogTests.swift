@@ -79,8 +79,8 @@ import TestSupport
 
     @Test(arguments: TestEngine.allCases) func theStatusIsWhatWasSent(engine: TestEngine) async throws {
         let database = try engine.freshDatabase()
-        let first = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
-        let second = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let first = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
+        let second = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         defer { first.close(); second.close() }
         try await first.apps.set(AppRegistry.Entry(app: 1_108_187_390, name: "Puzzle", copyDomain: "example.com"))
         try await first.apps.set(AppRegistry.Entry(app: 42, name: "Silent", copyDomain: "quiet.example"))

@@ -63,8 +63,8 @@ import TestSupport
 @Suite struct CatalogueVersionTests {
     @Test(arguments: TestEngine.allCases) func aSchemaUploadedThroughAnotherReceiverIsUsedByTheNextBatch(engine: TestEngine) async throws {
         let database = try engine.freshDatabase()
-        let receiver = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
-        let other = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let receiver = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
+        let other = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         defer { receiver.close(); other.close() }
         let traffic = try EngineEqualityTests.traffic(count: 600)
         let shopRows = "SELECT DISTINCT coalesce(schema_revision, 0) FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome = 'verified' AND id > ?"

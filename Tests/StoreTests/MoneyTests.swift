@@ -150,7 +150,7 @@ import TestSupport
             try db.execute(sql: "UPDATE rollup_state SET folded_through = (SELECT max(id) / 2 FROM postbacks)")
         }
         try old.close()
-        let upgraded = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(path)))
+        let upgraded = try TestStore.open(StoreSettings(location: try DatabaseLocation(path)))
         let byCurrency = Self.expected { $0.currency }
         for forceRows in [false, true] {
             let table = try await upgraded.reports.report(try ReportQuery.parse([]), forceRows: forceRows)

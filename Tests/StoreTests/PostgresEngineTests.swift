@@ -8,7 +8,7 @@ import TestSupport
     /// A connection whose server stops answering (found under "PostgreSQL restarted under load": a receiver's commit
     /// thread waited for ever on an `INSERT`, so it acknowledged nothing more and could not shut down).
     @Test func aStatementTheServerNeverAnswersFailsItsTransactionAndTheNextOneReconnects() throws {
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), statementTimeout: 1))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), statementTimeout: 1))
         let started = Date()
         var frozen: Int32?
         let failure = #expect(throws: PostgresEngineError.self) {
@@ -36,7 +36,7 @@ import TestSupport
     /// answered the check, and the commit thread, then the receiver's shutdown, waited out the 35 s answer limit).
     @Test(arguments: [StatementReuse.once, .prepared])
     func aStatementOnAConnectionTheServerClosedFailsAtOnce(reuse: StatementReuse) throws {
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 2, statementTimeout: 20))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 2, statementTimeout: 20))
         let started = Date()
         let failure = #expect(throws: PostgresEngineError.self) {
             try store.engine.transaction { db in
@@ -59,7 +59,7 @@ import TestSupport
     @Test(arguments: [StatementReuse.once, .prepared])
     func aTransactionTheServerAsksToRetryRunsAgain(reuse: StatementReuse) throws {
         let location = try TestEngine.postgres.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(location)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(location)))
         try store.engine.transaction { db in
             try db.execute("CREATE SEQUENCE attempts", [])
             try db.execute("""
@@ -80,7 +80,7 @@ import TestSupport
     /// A statement every commit runs (the ingest batch, the catalogue check, the fold) is prepared once per connection,
     /// its results read exactly as a statement parsed each time gives them, and prepared again on a new connection.
     @Test func aPreparedStatementIsParsedOncePerConnectionAndAnswersAsAnyOther() throws {
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1))
         let sql = "SELECT ?::bigint AS n, ?::text AS t, ?::bytea AS b, ?::float8 AS f, ?::text AS z, cardinality(?::bigint[]) AS a"
         let arguments: [any SQLValueConvertible] = [Int64(-7), "é?", Data([0, 255]), 2.5, String?.none,
                                                     SQLArray(element: .bigint, values: [.integer(1), .integer(2)])]

@@ -95,7 +95,7 @@ import TestSupport
 
     @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
         let path = try TestEngine.sqlite.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: .sqlite(path: path), busyTimeout: 0.1))
+        let store = try TestStore.open(StoreSettings(location: .sqlite(path: path), busyTimeout: 0.1))
         let writer = GroupCommitWriter(database: store)
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
@@ -135,9 +135,9 @@ import TestSupport
     /// include theirs. Found by reading the code: the upload used to decode only what had committed before it.
     @Test(arguments: TestEngine.allCases) func aSchemaUploadedWhileABatchIsInFlightDecodesThatBatch(engine: TestEngine) async throws {
         let database = try engine.freshDatabase()
-        let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         // The batch is another receiver's: a store of its own on the same database, with its own catalogue.
-        let other = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database)))
+        let other = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         var fields = AAKPostbackFields(postbackID: Mint.uuid("in-flight"))
         fields.conversionValue = 7
         fields.sourceIdentifier = "1023"
@@ -220,7 +220,7 @@ import TestSupport
         let store = try TestEngine.sqlite.freshStore()
         defer { store.close() }
         #expect(try await store.scalar("PRAGMA synchronous", as: Int.self) == 2)
-        let relaxed = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try TestEngine.sqlite.freshDatabase()), durability: .normal))
+        let relaxed = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.sqlite.freshDatabase()), durability: .normal))
         defer { relaxed.close() }
         #expect(try await relaxed.scalar("PRAGMA synchronous", as: Int.self) == 1)
     }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import Store
+import TestSupport
 
 /// The engines every store, report and live-server test runs on.
 public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -30,7 +31,17 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
     /// Opens a fresh, migrated store on this engine.
     public func freshStore() throws -> StoreDatabase {
-        try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(try freshDatabase())))
+        try TestStore.open(StoreSettings(location: try DatabaseLocation(try freshDatabase())))
+    }
+}
+
+/// Stores for tests: opened as `serve` opens them, and run (PostgreSQL's pool) until closed or the test process ends.
+public enum TestStore {
+    /// Opens a store with `settings` and runs it in a task of its own.
+    public static func open(_ settings: StoreSettings) throws -> StoreDatabase {
+        let store = try StoreDatabase(settings: settings)
+        Task.detached { try await store.run() }
+        return store
     }
 }
 

@@ -26,7 +26,11 @@ enum StoreOpening {
         if case .sqlite(let path) = location, !create, !FileManager.default.fileExists(atPath: path) {
             throw CLIFailure.usage("no database at \(path); start countersign serve once to create it, or pass --database")
         }
-        do { return try StoreDatabase(settings: StoreSettings(location: location)) } catch {
+        do {
+            let store = try StoreDatabase(settings: StoreSettings(location: location))
+            StoreRunner.run(store)
+            return store
+        } catch {
             throw CLIFailure.usage("cannot open \(location): \(reason(error)); check the path and its permissions, or pass another --database")
         }
     }

@@ -26,7 +26,7 @@ struct ReverifyCommand: AsyncParsableCommand {
         let verifier = PostbackVerifier(keyRing: try keys.loadKeyRing())
         let store = try database.open()
         // The app registry applies as at ingest: a promoted postback of an unregistered app is kept, not counted.
-        let policy = TrustPolicy(allowDevelopment: allowDevelopment, acceptedAdNetworks: Set(acceptedAdNetworks), apps: try store.apps.rulesAtStart())
+        let policy = TrustPolicy(allowDevelopment: allowDevelopment, acceptedAdNetworks: Set(acceptedAdNetworks), apps: try await store.apps.rules())
         let summary = try await store.ledger.reverify { route, body in
             let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
             return (result, policy.decide(result))

@@ -160,9 +160,18 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "countersign")
         let keyRing = try KeyOptions(keysDirectory: settings.keysDirectory, extraKeys: settings.extraKeys).loadKeyRing()
-        let application: any ApplicationProtocol
+        let store: StoreDatabase
         do {
-            application = try ServerApplication(settings: settings, keyRing: keyRing, logger: logger).application { channel in
+            store = try ServerApplication.openStore(settings)
+        } catch {
+            throw CLIFailure.usage("cannot open database \((try? DatabaseLocation(settings.database))?.description ?? settings.database): "
+                                   + "\(StoreOpening.reason(error)); check the path and its permissions, or pass another --database")
+        }
+        // The store runs beside the application and closes after it: the services drain into it on shutdown.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await store.run() }
+            defer { store.close() }
+            let application = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger).application { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? settings.host):\($0.port ?? settings.port)" } ?? "?"
                 // The effective policy, so an operator sees at once what this receiver counts and how it stores.
                 let location = try? DatabaseLocation(settings.database)
@@ -176,14 +185,11 @@ struct ServeCommand: AsyncParsableCommand {
                 // One line on stdout so scripts can learn the port when --port 0 was asked for.
                 FileHandle.standardOutput.write(Data("listening on http://\(address)\n".utf8))
             }
-        } catch {
-            throw CLIFailure.usage("cannot open database \((try? DatabaseLocation(settings.database))?.description ?? settings.database): "
-                                   + "\(StoreOpening.reason(error)); check the path and its permissions, or pass another --database")
-        }
-        do {
-            try await application.runService()
-        } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            throw CLIFailure.usage("port \(settings.port) on \(settings.host) is in use (another countersign serve?); stop that process or choose another --port")
+            do {
+                try await application.runService()
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                throw CLIFailure.usage("port \(settings.port) on \(settings.host) is in use (another countersign serve?); stop that process or choose another --port")
+            }
         }
     }
 }

@@ -43,19 +43,30 @@ struct ServerApplication {
     let router: Router<AppRequestContext>
     let services: [any Service]
 
-    /// Opens the store and builds every route and service; nothing runs until ``application(onServerRunning:)`` runs.
-    init(settings: ServerSettings, keyRing: KeyRing, logger: Logger) throws {
+    /// How to open the store `settings` name.
+    static func storeSettings(_ settings: ServerSettings) throws -> StoreSettings {
+        StoreSettings(
+            location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
+            poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,
+            statementTimeout: settings.databaseStatementTimeout)
+    }
+
+    /// Opens (creating and migrating) the store `settings` name; the caller runs it (``StoreDatabase/run()``) for as long
+    /// as the application runs.
+    static func openStore(_ settings: ServerSettings) throws -> StoreDatabase {
+        try StoreDatabase(settings: try storeSettings(settings))
+    }
+
+    /// Builds every route and service over `store`, which must be running; nothing else runs until
+    /// ``application(onServerRunning:)`` runs.
+    init(settings: ServerSettings, store: StoreDatabase, keyRing: KeyRing, logger: Logger) async throws {
         _ = MetricsRegistry.shared
         self.settings = settings
         self.logger = logger
-        let store = try StoreDatabase(settings: StoreSettings(
-            location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
-            poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,
-            statementTimeout: settings.databaseStatementTimeout))
         let writer = GroupCommitWriter(database: store)
         let verifier = PostbackVerifier(keyRing: keyRing)
         let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
-        let appRules = try AppPolicyRefresher(store: store, base: policy, logger: logger)
+        let appRules = try await AppPolicyRefresher(store: store, base: policy, logger: logger)
         let ingest = Ingest(
             verifier: verifier,
             appRules: appRules,

@@ -27,13 +27,13 @@ final class AppPolicyRefresher: Service, Sendable {
     private let recounted = Counter(label: "countersign_recounted_postbacks_total")
 
     /// Reads the registry now, so no postback is judged before it is known.
-    init(store: StoreDatabase, base: TrustPolicy, interval: TimeInterval = 5, logger: Logger) throws {
+    init(store: StoreDatabase, base: TrustPolicy, interval: TimeInterval = 5, logger: Logger) async throws {
         self.store = store
         self.base = base
         self.interval = interval
         self.logger = logger
-        current = Mutex(try store.apps.rulesAtStart())
-        domains = Mutex(try store.apps.copyDomainsAtStart())
+        current = Mutex(try await store.apps.rules())
+        domains = Mutex(try await store.apps.copyDomains())
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 

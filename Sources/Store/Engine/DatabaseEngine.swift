@@ -1,3 +1,4 @@
+import NIOCore
 import NIOPosix
 
 /// A database the store runs on: SQLite (embedded, one process) or PostgreSQL (shared by several receivers).
@@ -13,7 +14,10 @@ public protocol DatabaseEngine: Sendable {
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Runs `body` against a consistent read snapshot. Blocks the caller.
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T
-    /// Closes the engine's connections.
+    /// Runs what the engine needs while the store is open (PostgreSQL's pool of connections) until ``close()`` or the
+    /// task's cancellation; nothing reaches PostgreSQL before it runs.
+    func run() async
+    /// Closes the engine's connections and ends ``run()``.
     func close()
 }
 
@@ -46,7 +50,9 @@ enum Blocking {
         return pool
     }()
 
+    /// Runs `work` on the pool and returns its result. Work once asked for runs to its end even if the asking task is
+    /// cancelled (a transaction is never half-asked), as a service's last write at shutdown must.
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.runIfActive(work)
+        try await pool.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any(), work).get()
     }
 }

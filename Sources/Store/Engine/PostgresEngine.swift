@@ -6,48 +6,61 @@ import NIOPosix
 import NIOSSL
 import PostgresNIO
 
-/// The shared engine: a PostgreSQL database that several receivers use at once, through a bounded pool of connections.
+/// The shared engine: a PostgreSQL database that several receivers use at once, through postgres-nio's own pool
+/// (`PostgresClient`), which ``run()`` runs for as long as the store is open.
 ///
-/// The store's rules are synchronous (``DatabaseEngine``), so this pool hands out connections to threads that may
-/// block: it uses PostgresNIO's `EventLoopFuture` API and waits on it, never from an event loop or the cooperative pool.
-/// A connection that fails is dropped and a new one is opened on demand, so the engine recovers by itself when the
-/// server comes back.
+/// The store's rules are synchronous (``DatabaseEngine``; docs/architecture.md says why), so a transaction runs on a
+/// thread that may block: ``Blocking``'s pool or a commit thread. It leases a connection from the client (a lease
+/// handed from the client's async world to the waiting thread, ``ConnectionLease``), runs its statements through
+/// PostgresNIO's `EventLoopFuture` API and waits for each answer, and gives the connection back. A connection that fails
+/// is closed and the client opens another, so the engine recovers by itself when the server comes back.
 final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     var dialect: SQLDialect { .postgres }
-    private let configuration: PostgresConnection.Configuration
-    private let maximumConnections: Int
+    /// postgres-nio's pool of connections; nothing is leased before ``run()`` runs it.
+    let client: PostgresClient
+    /// How migrations connect: one connection of their own, before the pool runs.
+    private let migrationConfiguration: PostgresConnection.Configuration
     private let leaseTimeout: TimeInterval
     private let answerTimeout: TimeInterval
+    private let maximumConnections: Int
     private let logger: Logger
-    private let eventLoops = MultiThreadedEventLoopGroup.singleton
-    // Guarded by `condition`.
-    private var idle: [PooledConnection] = []
-    private var open = 0
-    private var isClosed = false
-    private var nextID = 0
-    private let condition = NSCondition()
+    private let stop = StopSignal()
+    /// The state the engine keeps per pooled connection (prepared statements, the answer awaited), by connection.
+    private let states = NIOLockedValueBox<[ObjectIdentifier: PooledConnection]>([:])
 
-    /// Connects to `location` and runs the PostgreSQL migrations (once, under an advisory lock, when several receivers
-    /// start together). The server cancels a statement that runs longer than `statementTimeout`; a connection that gives
-    /// no answer at all within ``answerGrace`` more is closed.
-    init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, statementTimeout: TimeInterval, logger: Logger) throws {
-        var configuration: PostgresConnection.Configuration
+    /// Connects once to `location` and runs the PostgreSQL migrations (under an advisory lock, when several receivers
+    /// start together), then `setUp` on the same connection. The server cancels a statement that runs longer than
+    /// `statementTimeout`; a connection that gives no answer at all within ``answerGrace`` more is closed.
+    init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, statementTimeout: TimeInterval, logger: Logger,
+         setUp: (any SQLSession) throws -> Void) throws {
+        let startup = [("statement_timeout", String(Int64(statementTimeout * 1000)))]
+        var client: PostgresClient.Configuration
+        var direct: PostgresConnection.Configuration
         if let socket = location.socketPath {
-            configuration = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+            client = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+            direct = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
         } else {
-            let tls: PostgresConnection.Configuration.TLS = location.requireTLS
-                ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable
-            configuration = .init(host: location.host, port: location.port, username: location.user, password: location.password,
-                                  database: location.database, tls: tls)
+            client = .init(host: location.host, port: location.port, username: location.user, password: location.password,
+                           database: location.database, tls: location.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+            direct = .init(host: location.host, port: location.port, username: location.user, password: location.password, database: location.database,
+                           tls: location.requireTLS ? .require(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable)
         }
-        configuration.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
-        configuration.options.additionalStartupParameters = [("statement_timeout", String(Int64(statementTimeout * 1000)))]
-        self.configuration = configuration
-        self.maximumConnections = max(1, maximumConnections)
+        client.options.maximumConnections = max(1, maximumConnections)
+        client.options.minimumConnections = 0
+        client.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        client.options.additionalStartupParameters = startup
+        direct.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        direct.options.additionalStartupParameters = startup
+        self.client = PostgresClient(configuration: client, backgroundLogger: logger)
+        migrationConfiguration = direct
+        self.maximumConnections = client.options.maximumConnections
         leaseTimeout = max(connectTimeout, 1)
         answerTimeout = statementTimeout + Self.answerGrace
         self.logger = logger
-        try PostgresMigrations.migrate(self)
+        try withMigrationConnection { session in
+            try PostgresMigrations.migrate(self, session)
+            try setUp(session)
+        }
     }
 
     /// Seconds to wait for the answer to `BEGIN`, `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds, and
@@ -55,6 +68,16 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// restarted can leave a statement unanswered, and the thread waiting for ever; past this the connection is closed
     /// and the batch fails (500, so devices retry), and the next batch reconnects.
     static let answerGrace: TimeInterval = 5
+
+    /// Runs the client's pool until ``close()``, or until the calling task is cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.client.run() }
+            group.addTask { await self.stop.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 
     /// Runs `body` in a transaction. One that PostgreSQL undid whole for a deadlock or a serialization failure runs
     /// again, up to three times: concurrent transactions (a batch counting a duplicate on a folded row, the fold
@@ -110,99 +133,166 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         for statement in Placeholders.statements(text) { try session.run(statement, []) }
     }
 
+    /// Ends ``run()``: the client closes its connections, and later transactions fail with ``PostgresEngineError/closed``.
     func close() {
-        condition.lock()
-        isClosed = true
-        let connections = idle
-        idle.removeAll()
-        condition.broadcast()
-        condition.unlock()
-        for pooled in connections { Self.discard(pooled.connection) }
+        stop.fire()
     }
 
-    deinit {
-        for pooled in idle { Self.discard(pooled.connection) }
+    /// Runs `body` on a connection of its own, opened for it and closed after, with no limit on a statement's answer
+    /// (migrations may rewrite a table): the pool is not running yet when the store opens.
+    private func withMigrationConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        let connection = try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(), configuration: migrationConfiguration,
+                                                        id: 0, logger: logger).wait()
+        defer { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
+        return try body(PostgresSession(pooled: PooledConnection(connection), logger: logger, answerTimeout: nil))
     }
 
-    /// Closes `connection` without waiting; the callback holds it until it is closed (PostgresNIO checks that).
-    private static func discard(_ connection: PostgresConnection) {
-        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
-    }
-
-    /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not reused. Each
-    /// statement must be answered within the engine's limit, unless `unbounded` (migrations, which may rewrite a table).
-    func withConnection<T>(unbounded: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
-        let pooled = try lease()
-        let connection = pooled.connection
-        let session = PostgresSession(pooled: pooled, logger: logger, answerTimeout: unbounded ? nil : answerTimeout)
+    /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not given back for
+    /// reuse. Each statement must be answered within the engine's limit.
+    func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        if stop.isFired { throw PostgresEngineError.closed }
+        let lease = try ConnectionLease(client: client, within: leaseTimeout, maximumConnections: maximumConnections)
+        defer { lease.release() }
+        let pooled = state(of: lease.connection)
+        let session = PostgresSession(pooled: pooled, logger: logger, answerTimeout: answerTimeout)
         do {
-            let result = try body(session)
-            release(pooled, reusable: !connection.isClosed)
-            return result
+            return try body(session)
         } catch {
             // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
-            // connection or protocol failure may not.
-            // An unanswered statement closed its connection already.
+            // connection or protocol failure may not. An unanswered statement closed its connection already.
             let fromPostgresNIO = error is PSQLError || error is PostgresError
             let healthy = fromPostgresNIO ? Self.serverState(of: error) != nil : !(error is PostgresEngineError)
-            release(pooled, reusable: healthy && !connection.isClosed)
+            if !healthy, !lease.connection.isClosed { lease.connection.close().whenComplete { _ in } }
             throw error
         }
     }
 
-    private func lease() throws -> PooledConnection {
-        let deadline = Date().addingTimeInterval(leaseTimeout)
-        condition.lock()
-        while true {
-            if isClosed {
-                condition.unlock()
-                throw PostgresEngineError.closed
-            }
-            if let pooled = idle.popLast() {
-                if pooled.connection.isClosed {
-                    open -= 1
-                    Self.discard(pooled.connection)
-                    continue
-                }
-                condition.unlock()
-                return pooled
-            }
-            if open < maximumConnections {
-                open += 1
-                nextID += 1
-                let id = nextID
-                condition.unlock()
-                do {
-                    return PooledConnection(try PostgresConnection.connect(on: eventLoops.any(), configuration: configuration, id: id, logger: logger).wait())
-                } catch {
-                    condition.lock()
-                    open -= 1
-                    condition.signal()
-                    condition.unlock()
-                    throw error
-                }
-            }
-            guard condition.wait(until: deadline) else {
-                condition.unlock()
-                throw PostgresEngineError.poolExhausted(maximumConnections)
-            }
-        }
-    }
-
-    private func release(_ pooled: PooledConnection, reusable: Bool) {
-        condition.lock()
-        if reusable, !isClosed {
-            idle.append(pooled)
-        } else {
-            open -= 1
-        }
-        condition.signal()
-        condition.unlock()
-        if !reusable || isClosed { Self.discard(pooled.connection) }
+    /// The engine's state for `connection`, made the first time it is leased and dropped when it closes.
+    private func state(of connection: PostgresConnection) -> PooledConnection {
+        let key = ObjectIdentifier(connection)
+        if let known = states.withLockedValue({ $0[key] }) { return known }
+        let pooled = PooledConnection(connection)
+        states.withLockedValue { $0[key] = pooled }
+        connection.closeFuture.whenComplete { [states] _ in states.withLockedValue { _ = $0.removeValue(forKey: key) } }
+        return pooled
     }
 }
 
-/// A connection of the pool and the statements prepared on it, which live as long as it does.
+/// A connection leased from `PostgresClient`, whose leases are async closures, to a thread that blocks: a task takes
+/// the lease and hands the connection over, then waits until the thread gives it back.
+final class ConnectionLease: @unchecked Sendable {
+    private enum State {
+        case waiting
+        case leased(PostgresConnection, CheckedContinuation<Void, Never>)
+        case failed(any Error)
+        case abandoned
+        case returned
+    }
+
+    private let state = NIOLockedValueBox<State>(.waiting)
+    private let arrived = DispatchSemaphore(value: 0)
+    /// The leased connection.
+    private(set) var connection: PostgresConnection!
+
+    /// Waits up to `seconds` for a connection; past that the lease is abandoned and ``PostgresEngineError/poolExhausted(_:)``
+    /// thrown.
+    init(client: PostgresClient, within seconds: TimeInterval, maximumConnections: Int) throws {
+        let task = Task { [state, arrived] in
+            do {
+                try await client.withConnection { connection in
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let handed = state.withLockedValue { state -> Bool in
+                            guard case .waiting = state else { return false }
+                            state = .leased(connection, continuation)
+                            return true
+                        }
+                        if handed { arrived.signal() } else { continuation.resume() }
+                    }
+                }
+            } catch {
+                let told = state.withLockedValue { state -> Bool in
+                    guard case .waiting = state else { return false }
+                    state = .failed(error)
+                    return true
+                }
+                if told { arrived.signal() }
+            }
+        }
+        if arrived.wait(timeout: .now() + seconds) == .timedOut {
+            let gaveUp = state.withLockedValue { state -> Bool in
+                guard case .waiting = state else { return false }
+                state = .abandoned
+                return true
+            }
+            if gaveUp {
+                task.cancel()
+                throw PostgresEngineError.poolExhausted(maximumConnections)
+            }
+            arrived.wait()
+        }
+        switch state.withLockedValue({ $0 }) {
+        case .leased(let connection, _): self.connection = connection
+        case .failed(let error): throw error
+        case .waiting, .abandoned, .returned: throw PostgresEngineError.closed
+        }
+    }
+
+    /// Gives the connection back to the client.
+    func release() {
+        let continuation = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard case .leased(_, let continuation) = state else { return nil }
+            state = .returned
+            return continuation
+        }
+        continuation?.resume()
+    }
+}
+
+/// A one-shot signal that ends ``PostgresEngine/run()`` (and SQLite's) when the store closes.
+final class StopSignal: Sendable {
+    private struct State {
+        var fired = false
+        var next = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Whether ``fire()`` was called.
+    var isFired: Bool { state.withLockedValue { $0.fired } }
+
+    /// Wakes every waiter, now and later.
+    func fire() {
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.fired = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once ``fire()`` was called, or when the waiting task is cancelled.
+    func wait() async {
+        let id = state.withLockedValue { state -> Int in
+            state.next += 1
+            return state.next
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLockedValue { state -> Bool in
+                    if state.fired || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}
+
+/// A pooled connection and the statements prepared on it, which live as long as it does.
 final class PooledConnection: @unchecked Sendable {
     let connection: PostgresConnection
     /// Prepared statements by text. Only the thread that holds the lease touches it.

@@ -4,6 +4,7 @@ import GRDB
 /// The embedded engine: one SQLite file in WAL mode through GRDB (one writer, concurrent readers).
 final class SQLiteEngine: DatabaseEngine {
     let pool: DatabasePool
+    private let stop = StopSignal()
     var dialect: SQLDialect { .sqlite }
 
     /// Opens (creating if needed) the file and runs the SQLite migrations.
@@ -34,7 +35,13 @@ final class SQLiteEngine: DatabaseEngine {
         try pool.read { db in try body(SQLiteSession(db: db)) }
     }
 
+    /// SQLite needs nothing running: waits for ``close()`` or cancellation, so the store runs alike on both engines.
+    func run() async {
+        await stop.wait()
+    }
+
     func close() {
+        stop.fire()
         try? pool.close()
     }
 }

@@ -676,27 +676,25 @@ enum PostgresMigrations {
 
     /// Runs the migrations not yet recorded, in one transaction under an advisory lock. Refuses a database that a newer
     /// Countersign has migrated further than this one knows.
-    static func migrate(_ engine: PostgresEngine) throws {
-        try engine.withConnection(unbounded: true) { session in
-            try session.run("BEGIN", [])
-            do {
-                try session.run("SET LOCAL statement_timeout = 0", [])
-                try session.run("SELECT pg_advisory_xact_lock(?)", [lockKey])
-                try engine.runScript("CREATE TABLE IF NOT EXISTS countersign_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", on: session)
-                let applied = Set(try session.rows("SELECT name FROM countersign_migrations", []).map { try $0.get("name", as: String.self) })
-                let known = Set(all.map(\.name))
-                if let unknown = applied.subtracting(known).sorted().first {
-                    throw MigrationError.newerDatabase(unknown)
-                }
-                for migration in all where !applied.contains(migration.name) {
-                    try engine.runScript(migration.sql, on: session)
-                    try session.run("INSERT INTO countersign_migrations (name) VALUES (?)", [migration.name])
-                }
-                try session.run("COMMIT", [])
-            } catch {
-                _ = try? session.run("ROLLBACK", [])
-                throw error
+    static func migrate(_ engine: PostgresEngine, _ session: PostgresSession) throws {
+        try session.run("BEGIN", [])
+        do {
+            try session.run("SET LOCAL statement_timeout = 0", [])
+            try session.run("SELECT pg_advisory_xact_lock(?)", [lockKey])
+            try engine.runScript("CREATE TABLE IF NOT EXISTS countersign_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", on: session)
+            let applied = Set(try session.rows("SELECT name FROM countersign_migrations", []).map { try $0.get("name", as: String.self) })
+            let known = Set(all.map(\.name))
+            if let unknown = applied.subtracting(known).sorted().first {
+                throw MigrationError.newerDatabase(unknown)
             }
+            for migration in all where !applied.contains(migration.name) {
+                try engine.runScript(migration.sql, on: session)
+                try session.run("INSERT INTO countersign_migrations (name) VALUES (?)", [migration.name])
+            }
+            try session.run("COMMIT", [])
+        } catch {
+            _ = try? session.run("ROLLBACK", [])
+            throw error
         }
     }
 }
