@@ -142,6 +142,8 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// Commits batches until stopped; the `first` thread folds the rollup before its first commit.
     private func commitLoop(first: Bool) {
         if first { fold() }
+        let lane = database.engine.lane()
+        defer { lane.close() }
         var storedSinceFold = 0
         while true {
             condition.lock()
@@ -167,7 +169,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
             condition.unlock()
             batchSize.record(batch.count)
             let started = DispatchTime.now().uptimeNanoseconds
-            let outcome = Result { try database.ledger.persist(batch.map(\.intake)) }
+            let outcome = Result { try database.ledger.persist(batch.map(\.intake), through: lane) }
             commitTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
             switch outcome {
             case .success(let dispositions):

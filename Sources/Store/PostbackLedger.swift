@@ -105,9 +105,10 @@ public struct PostbackLedger: Sendable {
     public static let copiesKept: Int64 = 100
 
     /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
-    /// thread until the commit: ``GroupCommitWriter`` calls it from its own thread, never from the cooperative pool.
+    /// thread until the commit: ``GroupCommitWriter`` calls it from its own threads, each through its own `lane`, never
+    /// from the cooperative pool.
     /// Its arrival counts join the tally, written with a later batch's transaction (``ArrivalLog``).
-    public func persist(_ batch: [Intake]) throws -> [Disposition] {
+    public func persist(_ batch: [Intake], through lane: (any TransactionLane)? = nil) throws -> [Disposition] {
         let (catalog, receiptIDs, writer) = (self.catalog, self.receiptIDs, self.arrivalWriter)
         let counts = ArrivalLog.counts(batch)
         // The counts that have waited a second are written with this transaction, this batch's with them.
@@ -116,7 +117,7 @@ public struct PostbackLedger: Sendable {
         written?.add(counts)
         let flushing = written
         do {
-            let dispositions = try engine.transaction { db in
+            let dispositions = try (lane ?? EngineLane(engine: engine)).transaction { db in
                 try catalog.refresh(db)
                 let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
                 if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }

@@ -14,11 +14,34 @@ public protocol DatabaseEngine: Sendable {
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Runs `body` against a consistent read snapshot. Blocks the caller.
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T
+    /// A lane of transactions for one long-lived thread (a commit thread): PostgreSQL keeps its connection between
+    /// them instead of leasing one for each.
+    func lane() -> any TransactionLane
     /// Runs what the engine needs while the store is open (PostgreSQL's pool of connections) until ``close()`` or the
     /// task's cancellation; nothing reaches PostgreSQL before it runs.
     func run() async
     /// Closes the engine's connections and ends ``run()``.
     func close()
+}
+
+/// Transactions run one after another by one thread (``DatabaseEngine/lane()``).
+public protocol TransactionLane: AnyObject {
+    /// Runs `body` in one transaction, as ``DatabaseEngine/transaction(_:)`` does.
+    func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
+    /// Gives back what the lane holds.
+    func close()
+}
+
+/// A lane that is the engine's own transactions (SQLite: one writer connection, nothing to hold).
+final class EngineLane: TransactionLane {
+    let engine: any DatabaseEngine
+
+    init(engine: any DatabaseEngine) {
+        self.engine = engine
+    }
+
+    func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T { try engine.transaction(body) }
+    func close() {}
 }
 
 extension DatabaseEngine {

@@ -83,27 +83,37 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// again, up to three times: concurrent transactions (a batch counting a duplicate on a folded row, the fold
     /// adding to the same rollup row) can lock rows in opposite orders, and PostgreSQL then aborts one of them.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try withConnection { session in
-                    try session.run("BEGIN", [], answerWithin: Self.answerGrace)
-                    do {
-                        let result = try body(session)
-                        try session.run("COMMIT", [], answerWithin: Self.answerGrace)
-                        return result
-                    } catch {
-                        if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
-                            _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
+        try transaction(body, on: withConnection)
+    }
+
+    /// ``transaction(_:)`` on the sessions `connected` gives.
+    func transaction<T>(_ body: (any SQLSession) throws -> T, on connected: ((PostgresSession) throws -> T) throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            var attempt = 1
+            while true {
+                do {
+                    return try connected { session in
+                        try session.run("BEGIN", [], answerWithin: Self.answerGrace)
+                        do {
+                            let result = try body(session)
+                            try session.run("COMMIT", [], answerWithin: Self.answerGrace)
+                            return result
+                        } catch {
+                            if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
+                                _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
+                            }
+                            throw error
                         }
-                        throw error
                     }
+                } catch where attempt < 3 && Self.askedToRetry(error) {
+                    attempt += 1
                 }
-            } catch where attempt < 3 && Self.askedToRetry(error) {
-                attempt += 1
             }
         }
     }
+
+    /// A lane that keeps one leased connection between its transactions, for a commit thread.
+    func lane() -> any TransactionLane { PostgresLane(engine: self) }
 
     /// A deadlock (40P01) or serialization failure (40001): the server rolled the transaction back and asks for it again.
     static func askedToRetry(_ error: any Error) -> Bool {
@@ -150,11 +160,20 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Leases a connection for `body`; a connection that saw an error it cannot vouch for is closed, not given back for
     /// reuse. Each statement must be answered within the engine's limit.
     func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
-        if stop.isFired { throw PostgresEngineError.closed }
-        let lease = try ConnectionLease(client: client, within: leaseTimeout, maximumConnections: maximumConnections)
+        let lease = try newLease()
         defer { lease.release() }
-        let pooled = state(of: lease.connection)
-        let session = PostgresSession(pooled: pooled, logger: logger, answerTimeout: answerTimeout)
+        return try session(on: lease, body)
+    }
+
+    /// A connection leased from the client.
+    func newLease() throws -> ConnectionLease {
+        if stop.isFired { throw PostgresEngineError.closed }
+        return try ConnectionLease(client: client, within: leaseTimeout, maximumConnections: maximumConnections)
+    }
+
+    /// Runs `body` on the leased connection; closes the connection after an error it cannot vouch for.
+    func session<T>(on lease: ConnectionLease, _ body: (PostgresSession) throws -> T) throws -> T {
+        let session = PostgresSession(pooled: state(of: lease.connection), logger: logger, answerTimeout: answerTimeout)
         do {
             return try body(session)
         } catch {
@@ -162,7 +181,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             // connection or protocol failure may not. An unanswered statement closed its connection already.
             let fromPostgresNIO = error is PSQLError || error is PostgresError
             let healthy = fromPostgresNIO ? Self.serverState(of: error) != nil : !(error is PostgresEngineError)
-            if !healthy, !lease.connection.isClosed { lease.connection.close().whenComplete { _ in } }
+            // Closed, and the close finished, before the lease is given back: the pool must not hand it out again.
+            if !healthy { try? lease.connection.close().wait() }
             throw error
         }
     }
@@ -175,6 +195,43 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         states.withLockedValue { $0[key] = pooled }
         connection.closeFuture.whenComplete { [states] _ in states.withLockedValue { _ = $0.removeValue(forKey: key) } }
         return pooled
+    }
+}
+
+/// Transactions one after another on one connection, kept between them: a commit thread's, so a batch does not wait
+/// for a lease. A connection that closed, or saw an error it cannot vouch for, is given back and another leased.
+final class PostgresLane: TransactionLane, @unchecked Sendable {
+    private let engine: PostgresEngine
+    /// Touched only by the thread that owns the lane.
+    private var lease: ConnectionLease?
+
+    init(engine: PostgresEngine) {
+        self.engine = engine
+    }
+
+    func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try engine.transaction(body) { inner in
+            if let held = lease, held.connection.isClosed {
+                held.release()
+                lease = nil
+            }
+            let current = try lease ?? engine.newLease()
+            lease = current
+            do {
+                return try engine.session(on: current, inner)
+            } catch {
+                if current.connection.isClosed {
+                    current.release()
+                    lease = nil
+                }
+                throw error
+            }
+        }
+    }
+
+    func close() {
+        lease?.release()
+        lease = nil
     }
 }
 

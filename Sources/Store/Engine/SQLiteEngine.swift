@@ -35,6 +35,8 @@ final class SQLiteEngine: DatabaseEngine {
         try pool.read { db in try body(SQLiteSession(db: db)) }
     }
 
+    func lane() -> any TransactionLane { EngineLane(engine: self) }
+
     /// SQLite needs nothing running: waits for ``close()`` or cancellation, so the store runs alike on both engines.
     func run() async {
         await stop.wait()
