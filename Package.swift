@@ -7,7 +7,8 @@ let package = Package(
     name: "countersign",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "countersign", targets: ["PostbackServer"]),
+        .executable(name: "countersign", targets: ["CountersignCLI"]),
+        .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .executable(name: "countersign-bench", targets: ["CountersignBench"]),
         .executable(name: "countersign-fuzz", targets: ["CountersignFuzz"]),
     ],
@@ -54,12 +55,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "PostbackServer",
+        // The server as a library: routes, services, settings, rendering, the application builder.
+        .target(
+            name: "CountersignServer",
             dependencies: [
                 "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -69,7 +70,20 @@ let package = Package(
             ],
             // The dashboard's pages and Apple's public keys are compiled into the binary: nothing else to deploy.
             resources: [.embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/page-overview.js"), .embedInCode("Dashboard/page-campaigns.js"), .embedInCode("Dashboard/page-events.js"), .embedInCode("Dashboard/page-performance.js"), .embedInCode("Dashboard/page-values.js"), .embedInCode("Dashboard/logic.js"), .embedInCode("Dashboard/page-apple-ads.js"), .embedInCode("Dashboard/page-health.js"), .embedInCode("Dashboard/page-lookup.js"),
-                        .embedInCode("AppleKeys/apple-cas-identifier-0.pem"), .embedInCode("AppleKeys/apple-development-identifier-0.pem"), .embedInCode("AppleKeys/apple-development-identifier-1.pem"), .embedInCode("AppleKeys/skan-p192.pem"), .embedInCode("AppleKeys/skan-p256.pem")],
+                        .embedInCode("Keys/AppleKeys/apple-cas-identifier-0.pem"), .embedInCode("Keys/AppleKeys/apple-development-identifier-0.pem"), .embedInCode("Keys/AppleKeys/apple-development-identifier-1.pem"), .embedInCode("Keys/AppleKeys/skan-p192.pem"), .embedInCode("Keys/AppleKeys/skan-p256.pem")],
+            swiftSettings: strict
+        ),
+        // The `countersign` executable: the ArgumentParser commands over the library.
+        .executableTarget(
+            name: "CountersignCLI",
+            dependencies: [
+                "CountersignServer", "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -110,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "PostbackServer", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport",
+                "CountersignServer", "CountersignCLI", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

@@ -9,7 +9,7 @@ import Postback
 enum FuzzTargets {
     /// Apple's keys (the ones built into `countersign`, read from their source folder; scripts/fuzz runs from the
     /// checkout), so AAK bodies with Apple's kids reach the signature check.
-    static let verifier = PostbackVerifier(keyRing: (try? KeyRing.load(directory: ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "Sources/PostbackServer/AppleKeys"))
+    static let verifier = PostbackVerifier(keyRing: (try? KeyRing.load(directory: ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? "Sources/CountersignServer/Keys/AppleKeys"))
         ?? (try! KeyRing([])))
 
     /// Target names and what each runs.

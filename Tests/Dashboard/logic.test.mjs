@@ -1,7 +1,7 @@
 // The dashboard's pure functions, under node's test runner: `node --test Tests/Dashboard` (make test runs it).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addDays, apiRange, change, colours, csv, hasData, presetRange, previousRange, series, today, top } from '../../Sources/PostbackServer/Dashboard/logic.js';
+import { addDays, apiRange, change, colours, csv, hasData, presetRange, previousRange, series, today, top } from '../../Sources/CountersignServer/Dashboard/logic.js';
 
 test('days move across months, years and leap days', () => {
   assert.equal(addDays('2026-11-30', 1), '2026-12-01');

@@ -8,7 +8,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// API keys with scopes and app limits, the bearer challenge, and a protected /metrics (issue 15, item 4).
 @Suite struct APIKeyScopeTests {

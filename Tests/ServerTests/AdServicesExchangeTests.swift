@@ -8,7 +8,8 @@ import JWS
 import Postback
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// AdServices tokens: queued over HTTP, exchanged with a scripted stand-in for Apple's API, stored once.
 @Suite struct AdServicesExchangeTests {

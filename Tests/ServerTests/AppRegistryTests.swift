@@ -8,7 +8,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The app registry (issue 15, item 2): with no app registered every app is served; once one is, other apps'
 /// postbacks are stored but not counted, and each app's own rules apply.

@@ -6,7 +6,8 @@ import AdServices
 import JWS
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Apple Ads names (issue 13, item 8): read through the real client from a stand-in of Apple's token endpoint,
 /// Platform API and v5, with Apple's rules for tokens, 401 and 429, and shown in Apple Ads reports.

@@ -6,7 +6,8 @@ import Testing
 import JWS
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Legacy iAd dictionaries over HTTP, and the records API.
 @Suite struct AppleAdsServerTests {

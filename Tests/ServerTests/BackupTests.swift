@@ -4,7 +4,8 @@ import HummingbirdTesting
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// `countersign backup` while the server writes, and the restore docs/operations.md describes (issue 15, item 5).
 @Suite struct BackupTests {

@@ -7,7 +7,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Every answer is bounded (issue 25, items 4 and 5): copies of one postback are kept up to a limit and listed in
 /// pages, and forwarding rules have a limit with a clear error.

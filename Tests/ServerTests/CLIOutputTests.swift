@@ -5,7 +5,8 @@ import Postback
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The CLI in a terminal (issue 27, item 3): metric columns chosen with `--metrics`, a compact table that fits 120
 /// columns, dates relative to today, and `--format` on every command that lists rows.

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 import JWS
 import PostbackMint
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The built `countersign` binary run on files: JSON fields and exit codes.
 @Suite(.serialized) struct CLITests {

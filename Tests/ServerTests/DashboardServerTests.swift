@@ -8,7 +8,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The API the dashboard reads (intake, postback lookup) and the dashboard's own files (issue 14).
 @Suite struct DashboardServerTests {

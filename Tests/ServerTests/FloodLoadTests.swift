@@ -5,7 +5,8 @@ import NIOCore
 import Testing
 import JWS
 import PostbackMint
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Issue 11's load proof: while one client sends 7,200-member bodies as fast as it can for 10 s, genuine postbacks are
 /// still stored, and 99 % of them are answered within 100 ms. Bounded in time, on loopback only.

@@ -7,7 +7,8 @@ import JWS
 import PostbackMint
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Forwarding against real partners on loopback with faults (issue 15, item 1): every verified postback arrives at least
 /// once, byte for byte, repeats carry the same idempotency key, a partner that fails delays nobody else, limits hold,

@@ -8,7 +8,8 @@ import JWS
 import PostbackMint
 @testable import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The server as an attacker meets it (issue 11): stalled uploads, floods of client-reported records and tokens,
 /// formula cells, forged log lines, a failing disk.

@@ -9,7 +9,8 @@ import JWS
 import PostbackMint
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// A real server on loopback with a fresh database per test, on either engine.
 struct LiveServer {

@@ -1,7 +1,8 @@
 import Foundation
 import Store
 import Testing
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Every metric and dimension is defined once, in the code, and the same words reach docs/metrics.md, the OpenAPI
 /// document and `countersign report --help` (issue 26, item 1).

@@ -8,7 +8,8 @@ import Postback
 import PostbackMint
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// A `countersign serve` process of the built binary, for tests where the process matters (SIGKILL, several receivers).
 final class ReceiverProcess: @unchecked Sendable {

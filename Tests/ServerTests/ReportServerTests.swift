@@ -8,7 +8,8 @@ import JWS
 import PostbackMint
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// `/v1/reports` and `/v1/conversions` over a live server, and `countersign report` on the same file.
 @Suite struct ReportServerTests {

@@ -9,7 +9,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Every public input has a budget and what is kept only for a while is pruned (issues 15 and 25): rejected bodies
 /// and unverifiable postbacks per source and in all, padded members dropped before storage, rejected receipts and

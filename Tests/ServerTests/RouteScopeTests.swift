@@ -7,7 +7,8 @@ import NIOCore
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The scope each route needs is decided by the route the router matched, never by the spelling of the path
 /// (issue 25, item 1): every registered route is in the table below, and every spelling the router accepts reaches the

@@ -7,7 +7,8 @@ import JWS
 import PostbackMint
 import Store
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Schemas over HTTP: upload with an API key, 422 for invalid ones, decoding at ingest and on upload, redecode.
 @Suite struct SchemaServerTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import Store
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// `serve` settings: flag over environment over config file over default.
 @Suite struct SettingsTests {

@@ -4,7 +4,8 @@ import Postback
 import PostbackMint
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// `simulate` for real trials (issue 27, item 1): weeks of installs for one's own app, written with their arrival
 /// times, give a report by install day that equals what the generator's own ledger says, and a claims file that

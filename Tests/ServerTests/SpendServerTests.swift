@@ -8,7 +8,8 @@ import PostbackMint
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// Spend and claims through the API and the CLI (issue 26, item 2).
 @Suite struct SpendServerTests {

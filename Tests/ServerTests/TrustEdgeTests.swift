@@ -9,7 +9,8 @@ import Postback
 import Store
 import Testing
 import TestSupport
-@testable import PostbackServer
+@testable import CountersignCLI
+@testable import CountersignServer
 
 /// The edges an attacker tried around the signature checks (issue 25, items 5 to 7): control characters, malformed
 /// requests, unknown parameters, HEAD, currencies and app ids, forwarding rules and URLs, file permissions, backups.

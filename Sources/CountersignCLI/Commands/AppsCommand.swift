@@ -1,0 +1,111 @@
+import CountersignServer
+import ArgumentParser
+import Foundation
+import JWS
+import Store
+
+/// `countersign apps`: the registry of apps this installation serves, with each app's policy.
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Register the apps this installation serves, each with its accepted ad networks, development setting, currency and time zone.",
+        discussion: """
+        With no app registered every app is served. Once one is, postbacks of other apps are stored but never counted
+        (reason app_not_registered). Running servers apply a change within 5 seconds.
+        Example: countersign apps set 1108187390 --name Game --ad-network example123.skadnetwork --currency USD --time-zone Europe/Berlin
+        """,
+        subcommands: [SetApp.self, List.self, Remove.self, Status.self]
+    )
+
+    struct SetApp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Register an app, or replace its settings.")
+        @Argument(help: "The app's App Store id.") var app: Int64
+        @Option(help: "What people call the app.") var name: String
+        @Option(name: .customLong("ad-network"), help: "Accept only this ad network for the app (repeatable; default: those the server accepts).") var adNetworks: [String] = []
+        @Flag(name: .customLong("allow-development"), help: "Accept the app's development postbacks (never counted) whatever the server's setting.") var allowDevelopment = false
+        @Option(help: "The app's revenue currency (ISO 4217); a schema in another currency is refused.") var currency: String?
+        @Option(name: .customLong("time-zone"), help: "The IANA time zone of the app's report days when a report names the app and no zone.") var timeZone: String?
+        @Option(name: .customLong("copy-domain"), help: "The domain the app's Info.plist names for developer copies, such as example.com (docs/setup.md).") var copyDomain: String?
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open(create: true)
+            defer { store.close() }
+            let entry = AppRegistry.Entry(app: app, name: name, adNetworks: adNetworks, allowDevelopment: allowDevelopment,
+                                          currency: currency?.uppercased(), timeZone: timeZone, copyDomain: copyDomain)
+            do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
+                throw CLIFailure.usage("--\(problem.field.replacingOccurrences(of: "_", with: "-")): \(problem.message)")
+            }
+            let stored = try await store.apps.list().first { $0.app == app }
+            print(JSONValue.object(stored?.json ?? entry.json).prettyPrinted)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the registered apps.")
+        @OptionGroup var output: OutputOption
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let output = try self.output.chosen()
+            let store = try database.open()
+            defer { store.close() }
+            let apps = try await store.apps.list()
+            if apps.isEmpty, output == .table { FileHandle.standardError.write(Data("no app registered: every app is served\n".utf8)) }
+            print(output.render(ReportTable(objects: apps.map(\.json))), terminator: "")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an app from the registry (its postbacks stay).")
+        @Argument(help: "The app's App Store id.") var app: Int64
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let store = try database.open()
+            defer { store.close() }
+            guard try await store.apps.remove(app: app) else { throw CLIFailure.rejected("app \(app) is not in the registry") }
+            print("removed \(app)")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Whether each app is set up right: what arrives by protocol, version, ad network and channel, how it fares, and whether developer copies arrive.",
+            discussion: """
+            Columns (docs/setup.md):
+            \(SetupStatus.columns.map { "  \($0.name): \($0.definition)" }.joined(separator: "\n"))
+
+            Channels:
+            \(ArrivalChannel.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
+
+            Developer copies, one line per app:
+            \(SetupStatus.DeveloperCopies.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
+
+            Example: countersign apps status --app 1108187390 --days 7
+            """
+        )
+        @Option(help: "Only this app.") var app: Int64?
+        @Option(help: "The days looked at, today included (1 to 400).") var days = 30
+        @OptionGroup var output: OutputOption
+        @OptionGroup var database: DatabaseOption
+
+        func run() async throws {
+            let output = try self.output.chosen()
+            guard (1...400).contains(days) else { throw CLIFailure.usage("--days must be 1 to 400") }
+            if let app, app < 1 { throw CLIFailure.usage("--app must be an App Store id, a positive integer") }
+            let store = try database.open()
+            defer { store.close() }
+            let (table, apps) = try await store.setupStatus.report(app: app, since: Date().addingTimeInterval(-Double(days - 1) * 86_400))
+            let summary = JSONMember(key: "apps", value: .array(apps.map(\.json)))
+            switch output {
+            case .table:
+                print(output.render(table, extra: [summary]), terminator: "")
+                print("")
+                for app in apps { print(app.line) }
+            default:
+                print(output.render(table, extra: [summary]), terminator: "")
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import JWS
+import Store
+
+extension ReportQuery.Problem {
+    /// The problem as the CLI names it: the parameter as its option (`--include-uncounted`), the message as it is, so
+    /// the values it suggests (`ad_group`) are the ones `--by` takes.
+    package var commandLineDescription: String {
+        "--\(parameter.replacingOccurrences(of: "_", with: "-")): \(message)"
+    }
+}
+
+extension ReportTable {
+    /// A table of `objects`, one row each: the columns are every member name in the order first seen, a member an
+    /// object lacks is null.
+    package init(objects: [JSONObject]) {
+        var columns: [String] = []
+        for object in objects { for member in object.members where !columns.contains(member.key) { columns.append(member.key) } }
+        self.init(columns: columns, rows: objects.map { object in columns.map { object[$0] ?? .null } })
+    }
+}
+
+/// Output formats for reports and conversion exports, shared by the CLI and the HTTP API.
+package enum ReportFormat: String, CaseIterable {
+    case json, csv, ndjson, table
+
+    var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .csv: "text/csv; charset=utf-8"
+        case .ndjson: "application/x-ndjson"
+        case .table: "text/plain; charset=utf-8"
+        }
+    }
+
+    /// The format an HTTP request asks for: `format=` wins, then the Accept header, then JSON.
+    static func negotiate(parameter: String?, accept: String?) -> ReportFormat? {
+        if let parameter { return parameter == "table" ? nil : ReportFormat(rawValue: parameter) }
+        guard let accept else { return .json }
+        if accept.contains("text/csv") { return .csv }
+        if accept.contains("ndjson") { return .ndjson }
+        return .json
+    }
+
+    /// Renders `table`; JSON wraps the rows in `{"rows": [...]}` plus `extra` members. A table with a time zone states
+    /// it: JSON as `time_zone`, the terminal table on its last line (CSV and NDJSON rows have no place for it; the HTTP
+    /// API sends it as a header).
+    package func render(_ table: ReportTable, extra: [JSONMember] = []) -> String {
+        switch self {
+        case .json:
+            var document = JSONObject([JSONMember(key: "rows", value: .array(table.rows.map { Self.object(table.columns, $0) }))])
+            if let zone = table.timeZone { document.members.append(JSONMember(key: "time_zone", value: .string(zone))) }
+            document.members += extra
+            return JSONValue.object(document).serialized + "\n"
+        case .ndjson:
+            return table.rows.map { Self.object(table.columns, $0).serialized + "\n" }.joined()
+        case .csv:
+            var output = table.columns.joined(separator: ",") + "\r\n"
+            for row in table.rows { output += row.map(Self.csvField).joined(separator: ",") + "\r\n" }
+            return output
+        case .table:
+            let cells = [table.columns] + table.rows.map { $0.map { ControlCharacters.escaped(Self.plain($0)) } }
+            let widths = table.columns.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
+            return cells.map { row in
+                let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                return String(line.reversed().drop { $0 == " " }.reversed())
+            }.joined(separator: "\n") + "\n" + (table.timeZone.map { "(days and weeks in \($0))\n" } ?? "")
+        }
+    }
+
+    private static func object(_ columns: [String], _ row: [JSONValue]) -> JSONValue {
+        .object(JSONObject(zip(columns, row).map { JSONMember(key: $0.0, value: $0.1) }))
+    }
+
+    /// A cell as text: a list of plain values joined with commas (`read,schemas`), other lists and objects as JSON.
+    private static func plain(_ value: JSONValue) -> String {
+        switch value {
+        case .null: ""
+        case .string(let text): text
+        case .array(let items) where items.allSatisfy({ if case .array = $0 { false } else if case .object = $0 { false } else { true } }):
+            items.map(plain).joined(separator: ",")
+        default: value.serialized
+        }
+    }
+
+    /// Numbers and booleans are written as they are; every other cell goes through ``CSVField`` (quoting and
+    /// formula neutralising).
+    private static func csvField(_ value: JSONValue) -> String {
+        switch value {
+        case .null, .number, .bool: plain(value)
+        default: CSVField.text(plain(value))
+        }
+    }
+
+}

@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Store
+import Synchronization
+
+/// Delivers the forwarding outbox to partners: each entry's original body, byte for byte, POSTed to its rule's URL with
+/// the postback's dedup key as `Idempotency-Key`, retried by ``ForwardingSchedule`` until its deadline, then dead.
+///
+/// Every receiver runs one; they share the outbox. Entries are claimed per partner within the partner's concurrency and
+/// rate (``ForwardingOutbox/claim(partner:limit:now:)``), so a partner that is slow or down holds only its own slots and
+/// delays nobody else. A 2xx answer is a delivery; anything else (another status, a timeout, a refused connection) is
+/// retried. Redirects are not followed: a partner that moved gets its URL changed by the operator.
+final class Forwarder: Service, Sendable {
+    let store: StoreDatabase
+    let schedule: ForwardingSchedule
+    let logger: Logger
+    private let loop = ClaimLoop()
+    /// Deliveries in flight from this receiver, per partner.
+    private let inFlight = Mutex<[String: Int]>([:])
+
+    init(store: StoreDatabase, schedule: ForwardingSchedule, logger: Logger) {
+        self.store = store
+        self.schedule = schedule
+        self.logger = logger
+    }
+
+    /// How often the outbox is looked at: a quarter of the first backoff, between 20 ms and 250 ms.
+    var pollInterval: TimeInterval { max(0.02, min(0.25, schedule.initialBackoff / 4)) }
+
+    /// How often the per-partner gauges are read from the database (a count over the outbox).
+    static let gaugeInterval: TimeInterval = 10
+    /// How often the rules' entries are counted against their limits: a rule takes at most this long of traffic beyond
+    /// its `max_entries` before it is marked full.
+    static let capacityInterval: TimeInterval = 2
+
+    func run() async throws {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let lastGauges = Mutex(Date.distantPast), lastCapacity = Mutex(Date.distantPast)
+        await loop.run(every: pollInterval, onTick: {
+            if Self.due(lastCapacity, every: Self.capacityInterval) { await self.checkCapacity() }
+            if Self.due(lastGauges, every: Self.gaugeInterval) { await self.updateGauges() }
+        }, claim: claimDue) { delivery in
+            await self.deliver(delivery, client: client)
+            self.inFlight.withLock { $0[delivery.partner, default: 1] -= 1 }
+        }
+        try? await client.shutdown()
+    }
+
+    /// Whether `interval` has passed since `last`, which then becomes now.
+    private static func due(_ last: borrowing Mutex<Date>, every interval: TimeInterval) -> Bool {
+        last.withLock { last in
+            guard Date().timeIntervalSince(last) >= interval else { return false }
+            last = Date()
+            return true
+        }
+    }
+
+    /// Claims what is due for every partner with a free slot here.
+    private func claimDue() async -> [ForwardDelivery] {
+        let now = Date()
+        do {
+            var claimed: [ForwardDelivery] = []
+            for queue in try await store.forwarding.queues(now: now) {
+                guard let due = queue.nextDue, due <= now else { continue }
+                let free = queue.concurrency - inFlight.withLock { $0[queue.partner, default: 0] }
+                guard free > 0 else { continue }
+                let deliveries = try await store.forwarding.claim(partner: queue.partner, limit: free, now: now)
+                inFlight.withLock { $0[queue.partner, default: 0] += deliveries.count }
+                claimed += deliveries
+            }
+            return claimed
+        } catch {
+            logger.error("cannot claim forwarding entries", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    /// One attempt for one claimed entry, and its outcome recorded.
+    func deliver(_ delivery: ForwardDelivery, client: HTTPClient) async {
+        var request = HTTPClientRequest(url: delivery.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Idempotency-Key", value: delivery.dedupKey)
+        request.headers.add(name: "Countersign-Attempt", value: String(delivery.attempts + 1))
+        request.headers.add(name: "User-Agent", value: "countersign/\(CountersignVersion.current)")
+        request.body = .bytes(ByteBuffer(bytes: delivery.body))
+        let started = DispatchTime.now().uptimeNanoseconds
+        var answer: String
+        var failure: String?
+        var retryAfter: TimeInterval?
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(delivery.timeout * 1000)))
+            answer = String(response.status.code)
+            if !(200..<300).contains(response.status.code) {
+                failure = "HTTP \(response.status.code) \(response.status.reasonPhrase)"
+                retryAfter = ForwardingSchedule.retryAfter(response.headers.first(name: "Retry-After"), now: Date())
+            }
+        } catch {
+            (answer, failure) = Self.describe(error)
+        }
+        Metrics.Timer(label: "countersign_forward_seconds", dimensions: [("partner", delivery.partner)], preferredDisplayUnit: .seconds)
+            .recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
+        Counter(label: "countersign_forward_attempts_total", dimensions: [("partner", delivery.partner), ("answer", answer)]).increment()
+        do {
+            guard let failure else {
+                if try await store.forwarding.delivered(delivery) {
+                    Counter(label: "countersign_forward_delivered_total", dimensions: [("partner", delivery.partner)]).increment()
+                }
+                return
+            }
+            let decision = schedule.afterFailure(attempt: delivery.attempts + 1, now: Date(), deadline: delivery.deadline,
+                                                 retryAfter: retryAfter, jitter: Double.random(in: 0..<1))
+            if decision == .dead {
+                Counter(label: "countersign_forward_dead_total", dimensions: [("partner", delivery.partner)]).increment()
+                logger.warning("forwarding gave up; the entry is a dead letter", metadata: [
+                    "partner": "\(delivery.partner)", "entry": "\(delivery.id)", "attempts": "\(delivery.attempts + 1)", "error": "\(failure)",
+                ])
+            }
+            try await store.forwarding.failed(delivery, answer: answer, error: failure, decision: decision)
+        } catch {
+            // The claim lapses and the entry is delivered again, with the same idempotency key.
+            logger.error("cannot record a forwarding attempt", metadata: ["entry": "\(delivery.id)", "error": "\(error)"])
+        }
+    }
+
+    /// A failed request's answer label (`timeout`, `refused` or `network`) and description.
+    static func describe(_ error: any Error) -> (answer: String, failure: String) {
+        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return ("timeout", "no answer within the rule's timeout")
+        }
+        let text = String(describing: error)
+        if text.localizedCaseInsensitiveContains("refused") { return ("refused", "connection refused") }
+        return ("network", text)
+    }
+
+    /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_full` per partner.
+    private func checkCapacity() async {
+        do {
+            for change in try await store.forwarding.checkCapacity() {
+                Gauge(label: "countersign_forward_full", dimensions: [("partner", change.partner)]).record(change.full ? 1 : 0)
+                if change.full {
+                    logger.warning("a forwarding rule is full: new postbacks are not queued for it until it has room", metadata: [
+                        "partner": "\(change.partner)", "entries": "\(change.entries)",
+                        "then": "countersign forward backfill \(change.partner) --since \(change.fullSince ?? "")",
+                    ])
+                } else {
+                    logger.notice("a forwarding rule has room again; backfill what it missed", metadata: [
+                        "partner": "\(change.partner)", "run": "countersign forward backfill \(change.partner) --since \(change.fullSince ?? "")",
+                    ])
+                }
+            }
+        } catch {
+            logger.error("cannot check the forwarding rules' limits", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Sets `countersign_forward_pending` and `countersign_forward_dead` per partner.
+    private func updateGauges() async {
+        guard let status = try? await store.forwarding.status() else { return }
+        guard let partner = status.columns.firstIndex(of: "partner"), let pending = status.columns.firstIndex(of: "pending"),
+              let dead = status.columns.firstIndex(of: "dead") else { return }
+        for row in status.rows {
+            guard case .string(let name) = row[partner] else { continue }
+            if case .number(let value) = row[pending] { Gauge(label: "countersign_forward_pending", dimensions: [("partner", name)]).record(Double(value) ?? 0) }
+            if case .number(let value) = row[dead] { Gauge(label: "countersign_forward_dead", dimensions: [("partner", name)]).record(Double(value) ?? 0) }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Configuration
+import Foundation
+import JWS
+import Synchronization
+
+/// Reads settings by name (`port`, `body-limit`, ...) through swift-configuration from, in order: command-line flags,
+/// `COUNTERSIGN_*` environment variables (`body-limit` is `COUNTERSIGN_BODY_LIMIT`; lists are comma-separated) and a
+/// JSON config file. A value that does not convert or is out of range is refused with the source it came from and
+/// what is expected; a config-file key that no setting read is refused as unknown.
+package struct SettingsReader {
+    /// A JSON config file, read once.
+    package struct ConfigFile: Sendable {
+        /// Its path, as given.
+        let path: String
+        /// swift-configuration's provider over it.
+        let provider: FileProvider<JSONSnapshot>
+        /// Its top-level keys, to refuse names no setting reads.
+        let keys: [String]
+
+        /// Reads the file at `path`; an unreadable or malformed file is a usage error naming it.
+        package static func read(_ path: String) async throws(CLIFailure) -> ConfigFile {
+            guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure.usage("cannot read config file \(path)") }
+            guard let object = (try? JSONParser.parse(Array(data)))?.object else { throw CLIFailure.usage("\(path) is not a JSON object") }
+            do {
+                let provider = try await FileProvider<JSONSnapshot>(filePath: .init(path))
+                return ConfigFile(path: path, provider: provider, keys: object.members.map(\.key))
+            } catch {
+                throw CLIFailure.usage("\(path): \(error)")
+            }
+        }
+    }
+
+    private let reader: ConfigReader
+    private let sourceNames: [(String) -> String]
+    private let accesses = AccessLog()
+    private let file: ConfigFile?
+    private var namesRead: Set<String> = []
+
+    /// Settings from `flags` (by setting name; `nil` values are absent), then `environment`, then `file`.
+    /// `flagName` names a setting's flag in messages.
+    package init(flags: [String: ConfigContent?], flagName: @escaping (String) -> String = { "--" + $0 },
+         environment: [String: String], file: ConfigFile? = nil) {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for case let (name, content?) in flags { values[AbsoluteConfigKey([name])] = ConfigValue(content, isSecret: false) }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: values),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "countersign"),
+        ]
+        var sourceNames: [(String) -> String] = [flagName, Self.environmentName]
+        if let file {
+            providers.append(file.provider)
+            sourceNames.append { "\(file.path) \"\($0)\"" }
+        }
+        self.file = file
+        self.sourceNames = sourceNames
+        reader = ConfigReader(providers: providers, accessReporter: accesses)
+    }
+
+    /// The environment variable that sets `name`.
+    static func environmentName(_ name: String) -> String {
+        "COUNTERSIGN_" + name.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+    }
+
+    /// An integer in `range`.
+    mutating func int(_ name: String, in range: ClosedRange<Int>) throws(CLIFailure) -> Int? {
+        try read(name, expected: "an integer from \(range.lowerBound) to \(range.upperBound)", { $0.int(forKey: $1) }) { range.contains($0) }
+    }
+
+    /// A number of seconds (or other amount) that `isValid` accepts, described by `expected`.
+    mutating func double(_ name: String, expected: String, where isValid: (Double) -> Bool) throws(CLIFailure) -> Double? {
+        try read(name, expected: expected, { $0.double(forKey: $1) }, isValid: isValid)
+    }
+
+    /// `true` or `false` (also `1`/`0`, `yes`/`no` in the environment).
+    mutating func bool(_ name: String) throws(CLIFailure) -> Bool? {
+        try read(name, expected: "true or false", { $0.bool(forKey: $1) })
+    }
+
+    /// Text that `isValid` accepts.
+    mutating func string(_ name: String, expected: String = "text", where isValid: (String) -> Bool = { _ in true }) throws(CLIFailure) -> String? {
+        try read(name, expected: expected, { $0.string(forKey: $1) }, isValid: isValid)
+    }
+
+    /// Secret text (kept out of access logs) that `problem` finds nothing wrong with; its answer ends the message.
+    mutating func secret(_ name: String, expected: String, problem: (String) -> String?) throws(CLIFailure) -> String? {
+        try read(name, expected: expected, { $0.string(forKey: $1, isSecret: true) }, problem: problem)
+    }
+
+    /// One of an enumeration's raw values.
+    mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ name: String, as type: Value.Type) throws(CLIFailure) -> Value? {
+        try read(name, expected: Value.allCases.map(\.rawValue).joined(separator: ", "), { $0.string(forKey: $1, as: Value.self) })
+    }
+
+    /// A list of text values.
+    mutating func list(_ name: String) throws(CLIFailure) -> [String]? {
+        try read(name, expected: "a list of text values", { $0.stringArray(forKey: $1) })
+    }
+
+    /// Refuses config-file keys that no setting read; call after reading every setting.
+    func refuseUnknownFileKeys() throws(CLIFailure) {
+        guard let file, let unknown = file.keys.first(where: { !namesRead.contains($0) }) else { return }
+        throw CLIFailure.usage("\(file.path): unknown setting \"\(unknown)\"; the settings are listed in docs/operations.md")
+    }
+
+    private mutating func read<Value>(_ name: String, expected: String, _ get: (ConfigReader, ConfigKey) -> Value?,
+                                      isValid: (Value) -> Bool = { _ in true }) throws(CLIFailure) -> Value? {
+        try read(name, expected: expected, get) { value in isValid(value) ? nil : "\(Self.quoted(value)); expected \(expected)" }
+    }
+
+    private mutating func read<Value>(_ name: String, expected: String, _ get: (ConfigReader, ConfigKey) -> Value?,
+                                      problem: (Value) -> String?) throws(CLIFailure) -> Value? {
+        namesRead.insert(name)
+        let value = get(reader, ConfigKey([name]))
+        guard let event = accesses.take(), !event.providerResults.isEmpty else { return value }
+        let source = sourceNames[min(event.providerResults.count, sourceNames.count) - 1](name)
+        let failed: Bool
+        if case .failure = event.providerResults.last?.result { failed = true } else { failed = event.conversionError != nil }
+        if failed { throw CLIFailure.usage("\(source): invalid \(name); expected \(expected)") }
+        if let value, let problem = problem(value) { throw CLIFailure.usage("\(source): invalid \(name) \(problem)") }
+        return value
+    }
+
+    private static func quoted<Value>(_ value: Value) -> String {
+        value is String ? "\"\(value)\"" : "\(value)"
+    }
+
+    /// Keeps the last access event, so a read can tell which source answered.
+    private final class AccessLog: AccessReporter {
+        private let last = Mutex<AccessEvent?>(nil)
+
+        func report(_ event: AccessEvent) {
+            last.withLock { $0 = event }
+        }
+
+        func take() -> AccessEvent? {
+            last.withLock { event in
+                defer { event = nil }
+                return event
+            }
+        }
+    }
+}
