@@ -320,10 +320,10 @@ public struct PostbackLedger: Sendable {
     /// Re-applies the app's current schema to stored postbacks received at or after `from` (all when nil), in chunks;
     /// `progress(looked at, total)` is called after each chunk. Returns how many postbacks were decoded: a stored body
     /// that no longer parses, or a row without its receipt, is skipped and not counted.
-    public func redecode(app: String, from: Date?, onlyUndecoded: Bool = false, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
+    public func redecode(app: String, from: Date?, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
         let appID = Int64(app) ?? -1
         let fromText = from.map(Timestamp.format) ?? ""
-        let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')" + (onlyUndecoded ? " AND decode_status IS NULL" : "")
+        let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')"
         let ids = try await engine.read { db in
             try db.rows("SELECT id FROM postbacks WHERE \(filter) ORDER BY id", [appID, fromText]).map { try $0.get("id", as: Int64.self) }
         }
@@ -332,25 +332,70 @@ public struct PostbackLedger: Sendable {
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
             decoded += try await engine.write { db in
                 try catalog.refresh(db)
-                let verifier = PostbackVerifier(keyRing: try KeyRing([]))
-                var written = 0
-                for id in chunk {
-                    guard let row = try db.row("SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", [id]) else { continue }
-                    let body = try row.get("body", as: Data.self)
-                    let route = try row.get("route", as: String.self)
-                    let receivedAt = try row.get("received_at", as: String.self)
-                    // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
-                    guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
-                          let time = Timestamp.parse(receivedAt) else { continue }
-                    try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
-                    written += 1
-                }
-                return written
+                return try Self.decodeStored(chunk, db, catalog: catalog)
             }
             looked += chunk.count
             progress(looked, ids.count)
         }
         return decoded
+    }
+
+    /// Decodes up to `limit` of `app`'s stored postbacks that no schema has decoded yet, those with ids above `after`,
+    /// oldest first, in one transaction; nothing when the app has no schema. Returns how many it looked at and
+    /// decoded, and the last id it looked at, so a caller pages through the backlog: a row whose stored body no longer
+    /// parses is passed over, not taken again for ever. On PostgreSQL rows another receiver is decoding are skipped.
+    public func decodeWaiting(app: String, after: Int64, limit: Int) async throws -> (looked: Int, decoded: Int, last: Int64?) {
+        let catalog = self.catalog
+        return try await engine.write { db in
+            try catalog.refresh(db)
+            guard catalog.entry(app: app) != nil else { return (0, 0, nil) }
+            let lock = db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+            let ids = try db.rows("""
+                SELECT id FROM postbacks WHERE advertised_item_id = ? AND id > ? AND decode_status IS NULL AND outcome IN ('verified', 'unverifiable')
+                ORDER BY id LIMIT ?\(lock)
+                """, [Int64(app) ?? -1, after, limit]).map { try $0.get("id", as: Int64.self) }
+            return (ids.count, try Self.decodeStored(ids, db, catalog: catalog), ids.last)
+        }
+    }
+
+    /// Decodes all of `app`'s waiting postbacks (``decodeWaiting(app:after:limit:)``), `batch` a transaction, and
+    /// returns how many it decoded; stops between batches when the task is cancelled.
+    public func decodeBacklog(app: String, batch: Int = 1_000) async throws -> Int {
+        var after: Int64 = 0
+        var decoded = 0
+        while true {
+            try Task.checkCancellation()
+            let step = try await decodeWaiting(app: app, after: after, limit: batch)
+            guard let last = step.last else { return decoded }
+            after = last
+            decoded += step.decoded
+        }
+    }
+
+    /// How many of `app`'s stored postbacks no schema has decoded yet.
+    public func waitingForDecoding(app: String) async throws -> Int {
+        try await engine.read { db in
+            try db.value("SELECT count(*) FROM postbacks WHERE advertised_item_id = ? AND decode_status IS NULL AND outcome IN ('verified', 'unverifiable')",
+                         [Int64(app) ?? -1], as: Int.self) ?? 0
+        }
+    }
+
+    /// Decodes the stored postbacks `ids` with the catalogue's schemas; returns how many it decoded.
+    private static func decodeStored(_ ids: [Int64], _ db: any SQLSession, catalog: SchemaCatalog) throws -> Int {
+        let verifier = PostbackVerifier(keyRing: try KeyRing([]))
+        var written = 0
+        for id in ids {
+            guard let row = try db.row("SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", [id]) else { continue }
+            let body = try row.get("body", as: Data.self)
+            let route = try row.get("route", as: String.self)
+            let receivedAt = try row.get("received_at", as: String.self)
+            // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
+            guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
+                  let time = Timestamp.parse(receivedAt) else { continue }
+            try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
+            written += 1
+        }
+        return written
     }
 }
 

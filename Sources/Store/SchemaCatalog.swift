@@ -136,8 +136,9 @@ enum EventWriter {
 
 /// Outcome of storing a schema upload.
 public enum SchemaUpload: Sendable {
-    /// Stored as `revision`; `decoded` postbacks that had no schema were decoded now.
-    case stored(revision: Int, warnings: [SchemaDiagnostic], decoded: Int)
+    /// Stored as `revision`; `waiting` postbacks of the app, stored before it had a schema, wait to be decoded in the
+    /// background.
+    case stored(revision: Int, warnings: [SchemaDiagnostic], waiting: Int)
     /// Refused: the static checks found errors.
     case invalid([SchemaDiagnostic])
 }

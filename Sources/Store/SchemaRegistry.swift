@@ -16,7 +16,9 @@ public struct SchemaRegistry: Sendable {
         return catalog.entry(app: app) != nil
     }
 
-    /// Checks and stores a schema document for `app`, then decodes that app's postbacks that were waiting for one.
+    /// Checks and stores a schema document for `app`; the new revision decodes the app's postbacks from the next batch
+    /// on. The app's postbacks stored before it had a schema are decoded in the background (`SchemaBacklogDecoder` in
+    /// `serve`, or `countersign redecode`); the answer says how many wait.
     /// The revision is the next for the app; two uploads racing on different receivers get different revisions, because
     /// `(app, revision)` is unique and the loser retries.
     public func put(app: String, document: [UInt8]) async throws -> SchemaUpload {
@@ -43,8 +45,7 @@ public struct SchemaRegistry: Sendable {
             try catalog.refresh(session)
             return revision
         }
-        let decoded = try await ledger.redecode(app: app, from: nil, onlyUndecoded: true) { _, _ in }
-        return .stored(revision: revision, warnings: check.warnings, decoded: decoded)
+        return .stored(revision: revision, warnings: check.warnings, waiting: try await ledger.waitingForDecoding(app: app))
     }
 
     /// The stored document for `app` at `revision` (the latest when nil), with its revision.

@@ -131,8 +131,9 @@ import TestSupport
     }
 
     /// A schema uploaded while a batch is between its catalogue check and its commit (on PostgreSQL, another receiver's
-    /// batch) still gets that batch decoded: the upload waits for batches in flight, so the postbacks it then decodes
-    /// include theirs. Found by reading the code: the upload used to decode only what had committed before it.
+    /// batch) still gets that batch decoded: the upload waits for batches in flight, and the batch's postback is then
+    /// in the app's backlog, which the background decoding (`decodeWaiting`, as `serve` runs it) takes. Found by reading
+    /// the code: the upload used to decode only what had committed before it.
     @Test(arguments: TestEngine.allCases) func aSchemaUploadedWhileABatchIsInFlightDecodesThatBatch(engine: TestEngine) async throws {
         let database = try engine.freshDatabase()
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
@@ -166,7 +167,11 @@ import TestSupport
         uploaded.signal()
         while outcome.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(5)) }
         #expect(try outcome.withLock { $0 }?.get() == [.stored])
+        #expect(try await store.ledger.waitingForDecoding(app: "10738027756") == 1)
+        let step = try await store.ledger.decodeWaiting(app: "10738027756", after: 0, limit: 1_000)
+        #expect(step.looked == 1 && step.decoded == 1)
         #expect(try await store.column("SELECT decode_status FROM postbacks", as: String?.self) == ["decoded"])
+        #expect(try await store.ledger.waitingForDecoding(app: "10738027756") == 0)
     }
 }
 

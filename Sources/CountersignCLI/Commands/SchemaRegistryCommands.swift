@@ -27,11 +27,15 @@ extension SchemaCommand {
             case .invalid(let errors):
                 for diagnostic in errors { FileHandle.standardError.write(Data("\(file): \(diagnostic)\n".utf8)) }
                 throw CLIFailure.rejected("\(file) was not stored")
-            case .stored(let revision, let warnings, let decoded):
+            case .stored(let revision, let warnings, let waiting):
                 for warning in warnings { FileHandle.standardError.write(Data("\(file): \(warning)\n".utf8)) }
+                if waiting > 0 {
+                    FileHandle.standardError.write(Data(("\(waiting) postbacks stored before this schema wait to be decoded: a running countersign serve "
+                        + "decodes them within seconds, or run countersign redecode --app \(schema.app)\n").utf8))
+                }
                 print(JSONValue.object(JSONObject([
                     JSONMember(key: "app", value: .string(schema.app)), JSONMember(key: "revision", value: .number(String(revision))),
-                    JSONMember(key: "warnings", value: .number(String(warnings.count))), JSONMember(key: "decoded_postbacks", value: .number(String(decoded))),
+                    JSONMember(key: "warnings", value: .number(String(warnings.count))), JSONMember(key: "waiting_postbacks", value: .number(String(waiting))),
                 ])).prettyPrinted)
             }
         }

@@ -7,7 +7,7 @@ import Store
 enum SchemaRoutes {
     static let maximumSchemaSize = 1 << 20
 
-    static func add(to api: PrivateAPI, store: StoreDatabase) {
+    static func add(to api: PrivateAPI, store: StoreDatabase, backlog: SchemaBacklogDecoder) {
         api.schemas.put("schemas/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try appParameter(context)
@@ -19,12 +19,14 @@ enum SchemaRoutes {
                 answer.set("message", .string("the schema has \(errors.count) error(s)"))
                 answer.set("diagnostics", .array(errors.map(diagnostic)))
                 return JSONResponse.make(status: .unprocessableContent, answer)
-            case .stored(let revision, let warnings, let decoded):
+            case .stored(let revision, let warnings, let waiting):
+                // The answer does not wait for the app's earlier postbacks: they are decoded in the background.
+                if waiting > 0 { backlog.schemaUploaded() }
                 return JSONResponse.make(JSONObject([
                     JSONMember(key: "app", value: .string(app)),
                     JSONMember(key: "revision", value: .number(String(revision))),
                     JSONMember(key: "warnings", value: .array(warnings.map(diagnostic))),
-                    JSONMember(key: "decoded_postbacks", value: .number(String(decoded))),
+                    JSONMember(key: "waiting_postbacks", value: .number(String(waiting))),
                 ]))
             }
         }
@@ -36,6 +38,7 @@ enum SchemaRoutes {
             }
             var headers = HTTPFields()
             headers[.init("Schema-Revision")!] = String(stored.revision)
+            headers[.init("Schema-Waiting-Postbacks")!] = String(try await store.ledger.waitingForDecoding(app: app))
             return JSONResponse.make(text: stored.document, headers: headers)
         }
     }

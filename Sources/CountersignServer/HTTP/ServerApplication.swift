@@ -87,7 +87,8 @@ package struct ServerApplication {
             router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
         }
         let privateAPI = PrivateAPI(router: router, store: store)
-        SchemaRoutes.add(to: privateAPI, store: store)
+        let backlog = SchemaBacklogDecoder(store: store, logger: logger)
+        SchemaRoutes.add(to: privateAPI, store: store, backlog: backlog)
         ReportRoutes.add(to: privateAPI, store: store)
         NameRoutes.add(to: privateAPI, store: store)
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
@@ -140,7 +141,7 @@ package struct ServerApplication {
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         self.router = router
-        services = [writer, tokenExchange, appRules, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
+        services = [writer, tokenExchange, appRules, backlog, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
                                                                     unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger),
                     Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames
     }

@@ -1,0 +1,75 @@
+import Logging
+import Metrics
+import ServiceLifecycle
+import Store
+
+/// Decodes, in the background, the postbacks stored before their app had a schema: a schema upload answers at once
+/// (`PUT /v1/schemas/{app}` says how many wait) and this service decodes them in batches of ``batch``, one transaction
+/// each, oldest first, at start, after an upload through this receiver and every `interval` (an upload through another
+/// receiver or the CLI). Progress shows as `Schema-Waiting-Postbacks` on `GET /v1/schemas/{app}`.
+final class SchemaBacklogDecoder: Service, Sendable {
+    /// Postbacks decoded in one transaction.
+    static let batch = 1_000
+    let store: StoreDatabase
+    let interval: Double
+    let logger: Logger
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let decoded = Counter(label: "countersign_backlog_decoded_postbacks_total")
+
+    /// Creates the service; nothing runs until ``run()``.
+    init(store: StoreDatabase, interval: Double = 10, logger: Logger) {
+        self.store = store
+        self.interval = interval
+        self.logger = logger
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Starts a round now: a schema was uploaded through this receiver.
+    func schemaUploaded() {
+        wake.yield()
+    }
+
+    func run() async throws {
+        // Graceful shutdown cancels the rounds; what is decoded is committed batch by batch, the rest waits.
+        try? await cancelWhenGracefulShutdown { [self] in
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { [self] in
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(interval))
+                        wake.yield()
+                    }
+                }
+                var iterator = wakes.makeAsyncIterator()
+                var done: [String: Int] = [:]
+                repeat {
+                    try await round(done: &done)
+                } while await iterator.next() != nil
+            }
+        }
+    }
+
+    /// Decodes the waiting postbacks of every app whose schema revision changed since its backlog was last emptied
+    /// (every app, at start), a batch at a time. Once an app has a schema, ingest decodes its postbacks, so only a new
+    /// revision can leave a backlog: a round where no revision changed reads one row per app.
+    private func round(done: inout [String: Int]) async throws {
+        let revisions: [SchemaRegistry.Revision]
+        do { revisions = try await store.schemas.revisions() } catch {
+            logger.error("cannot list the apps with a schema", metadata: ["error": "\(error)"])
+            return
+        }
+        for revision in revisions where done[revision.app] != revision.revision {
+            let app = revision.app
+            do {
+                let total = try await store.ledger.decodeBacklog(app: app, batch: Self.batch)
+                done[app] = revision.revision
+                decoded.increment(by: total)
+                if total > 0 { logger.info("decoded postbacks stored before the app's schema", metadata: ["app": "\(app)", "decoded": "\(total)"]) }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.error("cannot decode an app's waiting postbacks", metadata: ["app": "\(app)", "error": "\(error)"])
+            }
+        }
+    }
+}
