@@ -179,15 +179,17 @@ public struct TrustPolicy: Sendable {
         self.apps = apps
     }
 
-    /// What to do with a verification result. Only the server's own ad-network list and development keys refuse a
-    /// postback; the app registry never refuses one, it only decides whether it counts (``notCountedReason(app:adNetwork:)``),
+    /// What to do with a verification result. Only the server's own ad-network list (for a verified postback: an
+    /// unverifiable one is kept whatever network it names) and development keys refuse a postback; the app registry
+    /// never refuses one, it only decides whether it counts (``notCountedReason(app:adNetwork:)``),
     /// so a registry change can count it later.
     public func decide(_ result: VerificationResult) -> PolicyDecision {
         switch result {
         case .invalid(let problem, _):
             return .refuse(problem)
-        case .unverifiable(let postback, _):
-            if let refusal = networkRefusal(postback) { return .refuse(refusal) }
+        case .unverifiable:
+            // Kept whatever network it names: no pinned key signed the name. It never counts; `reverify` applies the
+            // network list once its key is pinned.
             return .keep
         case .verified(let postback, let signer):
             if let refusal = networkRefusal(postback) { return .refuse(refusal) }

@@ -68,6 +68,15 @@ import PostbackMint
         #expect(TrustPolicy().decide(verifier.verify(try aak(keyID: "x", key: stranger))) == .keep)
     }
 
+    /// An unverifiable postback is kept whatever ad network it names (issue 29, smaller defects: it was refused, 403):
+    /// no pinned key signed that name, so a refusal judged an unsigned claim and lost a postback `reverify` can count
+    /// once its key is pinned; the server's network list applies then.
+    @Test func anUnverifiablePostbackIsKeptWhateverNetworkItNames() throws {
+        let stranger = try ECPrivateKey.generate()
+        let policy = TrustPolicy(acceptedAdNetworks: ["other.adattributionkit"])
+        #expect(policy.decide(verifier.verify(try aak(keyID: "apple-cas-identifier/9", key: stranger))) == .keep)
+    }
+
     @Test func knownKidWithWrongKeyIsInvalid() throws {
         #expect(reason(try aak(key: try ECPrivateKey.generate())) == .badSignature)
     }
