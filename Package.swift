@@ -67,6 +67,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // The dashboard's pages and Apple's public keys are compiled into the binary: nothing else to deploy.
             resources: [.embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"), .embedInCode("Dashboard/core.js"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/page-overview.js"), .embedInCode("Dashboard/page-campaigns.js"), .embedInCode("Dashboard/page-events.js"), .embedInCode("Dashboard/page-performance.js"), .embedInCode("Dashboard/page-values.js"), .embedInCode("Dashboard/logic.js"), .embedInCode("Dashboard/page-apple-ads.js"), .embedInCode("Dashboard/page-health.js"), .embedInCode("Dashboard/page-lookup.js"),

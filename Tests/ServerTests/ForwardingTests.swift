@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import NIOCore
 import HummingbirdTesting
 import Testing
 import JWS
@@ -204,5 +205,22 @@ import TestSupport
             }
             #expect(try await Self.status(store)["held"]?["dead"] == .number("0"))
         }
+    }
+}
+
+/// A failed delivery is classified by the error's type, never by its text (issue 29, item 6: the forwarder looked for
+/// the substring "refused").
+@Suite struct ForwardFailureTests {
+    struct Described: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    @Test func failuresAreClassifiedByType() {
+        #expect(Forwarder.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect")).answer == "refused")
+        #expect(Forwarder.describe(HTTPClientError.deadlineExceeded).answer == "timeout")
+        #expect(Forwarder.describe(HTTPClientError.connectTimeout).answer == "timeout")
+        #expect(Forwarder.describe(IOError(errnoCode: ECONNRESET, reason: "read")).answer == "network")
+        // A message that mentions refusal is not a refused connection.
+        #expect(Forwarder.describe(Described(description: "the partner refused the body")).answer == "network")
     }
 }

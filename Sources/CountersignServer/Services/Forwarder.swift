@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import ServiceLifecycle
 import Store
 import Synchronization
@@ -130,14 +131,22 @@ final class Forwarder: Service, Sendable {
         }
     }
 
-    /// A failed request's answer label (`timeout`, `refused` or `network`) and description.
+    /// A failed request's answer label (`timeout`, `refused` or `network`) and description, by the error's type.
     static func describe(_ error: any Error) -> (answer: String, failure: String) {
         if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
             return ("timeout", "no answer within the rule's timeout")
         }
-        let text = String(describing: error)
-        if text.localizedCaseInsensitiveContains("refused") { return ("refused", "connection refused") }
-        return ("network", text)
+        if case .connectTimeout? = error as? ChannelError { return ("timeout", "no answer within the rule's timeout") }
+        if isRefused(error) { return ("refused", "connection refused") }
+        return ("network", String(describing: error))
+    }
+
+    /// Whether the partner's host refused the connection: an `ECONNREFUSED` from the socket, alone or among the
+    /// attempts of a connection to several addresses.
+    private static func isRefused(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        if let error = error as? NIOConnectionError { return error.connectionErrors.contains { isRefused($0.error) } }
+        return false
     }
 
     /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_full` per partner.
