@@ -111,7 +111,11 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Store",
+                "Store", "CountersignServer", "JWS", "Postback", "PostbackMint",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

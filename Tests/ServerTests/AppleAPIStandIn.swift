@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// A stand-in for Apple's AdServices attribution API: a real HTTP server on loopback whose answers are scripted per
 /// token, and which records every call it gets.

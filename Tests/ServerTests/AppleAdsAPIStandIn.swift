@@ -5,6 +5,7 @@ import JWS
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 /// A stand-in for Apple's OAuth token endpoint, the Apple Ads Platform API and the Campaign Management API v5: a real
 /// HTTP server on loopback that checks the client secret the way Apple does (signature with the API user's public

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs scripts/crash-test: SIGKILL the server mid-traffic several times; every acknowledged postback must be stored once.
 @Suite struct CrashTests {

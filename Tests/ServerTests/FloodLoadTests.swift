@@ -4,6 +4,7 @@ import Synchronization
 import GRDB
 import NIOCore
 import Testing
+import TestSupport
 import JWS
 import PostbackMint
 @testable import CountersignCLI

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The folder layout is the map of the architecture (issue 29): the executable holds the commands only, and every
 /// route, rule and SQL statement lives in a library.

@@ -1,6 +1,7 @@
 import Foundation
 import Store
 import Testing
+import TestSupport
 @testable import CountersignCLI
 @testable import CountersignServer
 

@@ -44,7 +44,7 @@ package struct ServerApplication {
     let services: [any Service]
 
     /// How to open the store `settings` name.
-    static func storeSettings(_ settings: ServerSettings) throws -> StoreSettings {
+    package static func storeSettings(_ settings: ServerSettings) throws -> StoreSettings {
         StoreSettings(
             location: try DatabaseLocation(settings.database), durability: settings.durability, busyTimeout: settings.busyTimeout,
             poolSize: settings.databasePool, connectTimeout: settings.databaseConnectTimeout,

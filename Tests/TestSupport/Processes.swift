@@ -4,23 +4,23 @@ import Glibc
 #endif
 import JWS
 import Testing
-import TestSupport
+
 
 /// Paths of the checkout, found from this file, so tests run from any working directory.
-enum Checkout {
-    static let root: URL = checkoutRoot
-    static let keys = root.appendingPathComponent("keys").path
-    static let appleExamples = root.appendingPathComponent("Tests/PostbackTests/Fixtures/apple-examples.json")
+package enum Checkout {
+    package static let root: URL = checkoutRoot
+    package static let keys = root.appendingPathComponent("keys").path
+    package static let appleExamples = root.appendingPathComponent("Tests/PostbackTests/Fixtures/apple-examples.json")
 
     /// The built `countersign` executable beside the test bundle.
-    static var binary: String {
+    package static var binary: String {
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("countersign").path
         if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
         return root.appendingPathComponent(".build/debug/countersign").path
     }
 
     /// One of Apple's example postbacks as a body.
-    static func appleExample(_ id: String) throws -> [UInt8] {
+    package static func appleExample(_ id: String) throws -> [UInt8] {
         let document = try #require(try JSONParser.parse(Array(Data(contentsOf: appleExamples))).object)
         guard case .array(let vectors) = document["vectors"] else { throw KeyError("no vectors") }
         let vector = try #require(vectors.compactMap(\.object).first { $0["id"]?.string == id })
@@ -28,7 +28,7 @@ enum Checkout {
     }
 
     /// A new empty temporary directory.
-    static func temporaryDirectory() -> String {
+    package static func temporaryDirectory() -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -37,7 +37,7 @@ enum Checkout {
 
 /// Polls `condition` every 50 ms until it holds, for up to `seconds` (a bound for a hung test, not a measure of
 /// speed); true once it holds.
-func eventually(within seconds: TimeInterval, _ condition: () async throws -> Bool) async rethrows -> Bool {
+package func eventually(within seconds: TimeInterval, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try await condition() { return true }
@@ -47,14 +47,21 @@ func eventually(within seconds: TimeInterval, _ condition: () async throws -> Bo
 }
 
 /// What a finished process printed and returned.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
+package struct ProcessResult {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
+
+    /// A result as a process would leave it.
+    package init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
 }
 
 /// Runs `executable` with `arguments`, feeding `input` on standard input.
-func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+package func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -77,7 +84,7 @@ func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = n
 extension Process {
     /// Waits for the process to end, at most `seconds`; past that it is killed and the test fails, so a process that
     /// will not stop fails its test instead of holding up the whole run.
-    func waitUntilExit(within seconds: TimeInterval, _ what: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
+    package func waitUntilExit(within seconds: TimeInterval, _ what: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if isRunning {
@@ -89,17 +96,17 @@ extension Process {
 }
 
 /// Runs the built `countersign`.
-func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+package func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
     try runProcess(Checkout.binary, arguments, input: input, environment: environment)
 }
 
 /// A plain TCP connection to a loopback port, for tests that must misbehave the way no HTTP client will
 /// (send headers and stall, dribble a body).
-final class RawConnection: @unchecked Sendable {
-    let descriptor: Int32
+package final class RawConnection: @unchecked Sendable {
+    package let descriptor: Int32
 
     /// Connects to 127.0.0.1:`port`; reads give up after `readTimeout` seconds.
-    init(port: Int, readTimeout: Double = 10) throws {
+    package init(port: Int, readTimeout: Double = 10) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw KeyError("socket() failed") }
         var address = sockaddr_in()
@@ -116,21 +123,21 @@ final class RawConnection: @unchecked Sendable {
 
     /// Sends `text`; false once the server has closed the connection.
     @discardableResult
-    func send(_ text: String) -> Bool {
+    package func send(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// Reads until the server closes the connection or the read timeout passes; `closed` tells which. The blocking
     /// reads run on a thread of their own: an in-process server needs the cooperative pool to answer.
-    func readUntilClosed() async -> (text: String, closed: Bool) {
+    package func readUntilClosed() async -> (text: String, closed: Bool) {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: self.blockingRead()) }.start()
         }
     }
 
     /// Reads until what arrived ends with `marker`, the server closes the connection or the read timeout passes.
-    func read(until marker: String) async -> String {
+    package func read(until marker: String) async -> String {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: self.blockingRead(until: Array(marker.utf8)).text) }.start()
         }
