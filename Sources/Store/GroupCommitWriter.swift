@@ -147,6 +147,12 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         var storedSinceFold = 0
         while true {
             condition.lock()
+            // Waiting for work, the lane gives its connection back: an idle one may be dropped by the network.
+            if pending.isEmpty, !stopping {
+                condition.unlock()
+                lane.idle()
+                condition.lock()
+            }
             while pending.isEmpty, !stopping {
                 // Idle with arrival counts waiting: write them after a second without a batch.
                 guard database.arrivals.hasPending else { condition.wait(); continue }

@@ -25,6 +25,13 @@ public final class SchemaCatalog: Sendable {
     /// An empty catalog.
     public init() {}
 
+    /// Forgets `app`'s entry and the version loaded, so the next refresh reads the table again: an upload whose
+    /// transaction failed after it refreshed must not leave its schema held.
+    func forget(app: String) {
+        entries.withLock { _ = $0.removeValue(forKey: app) }
+        loadedVersion.withLock { $0 = nil }
+    }
+
     /// The current schema for `app`.
     public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
 
@@ -44,6 +51,9 @@ public final class SchemaCatalog: Sendable {
         let version = try session.rows(versionSQL, [], reuse: .prepared).first?.get(at: 0, as: Int64.self)
         if let version, loadedVersion.withLock({ $0 }) == version { return }
         let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
+        // An app no longer in the table (a schema whose upload was rolled back) has no schema.
+        let present = Set(try latest.map { try $0.get("app", as: String.self) })
+        entries.withLock { entries in entries = entries.filter { present.contains($0.key) } }
         let held = entries.withLock { $0.mapValues(\.revision) }
         for row in latest {
             let app = try row.get("app", as: String.self)

@@ -33,17 +33,23 @@ public struct SchemaRegistry: Sendable {
         }
         let catalog = self.catalog
         let text = String(decoding: document, as: UTF8.self)
-        let revision = try await engine.write { session -> Int in
-            if session.dialect == .postgres {
-                // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
-                try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
+        let revision: Int
+        do {
+            revision = try await engine.write { session -> Int in
+                if session.dialect == .postgres {
+                    // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
+                    try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
+                }
+                let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app], as: Int.self) ?? 0) + 1
+                let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
+                                                  [app, revision, text, Timestamp.format(Date())])
+                guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
+                try catalog.refresh(session)
+                return revision
             }
-            let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app], as: Int.self) ?? 0) + 1
-            let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
-                                              [app, revision, text, Timestamp.format(Date())])
-            guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
-            try catalog.refresh(session)
-            return revision
+        } catch {
+            catalog.forget(app: app)
+            throw error
         }
         return .stored(revision: revision, warnings: check.warnings, waiting: try await ledger.waitingForDecoding(app: app))
     }

@@ -139,6 +139,8 @@ import TestSupport
         #expect(Placeholders.numbered("SELECT $$ ? $$, $tag$ a ? $$ ? $tag$, ?") == "SELECT $$ ? $$, $tag$ a ? $$ ? $tag$, $1")
         #expect(Placeholders.numbered("SELECT \"odd?\", ? FROM t WHERE doc ?? 'key' AND doc ??| ?::text[]")
             == "SELECT \"odd?\", $1 FROM t WHERE doc ? 'key' AND doc ?| $2::text[]")
+        #expect(Placeholders.numbered("SELECT E'a''\\'?', ?") == "SELECT E'a''\\'?', $1")
+        #expect(Placeholders.numbered("SELECT x$$y, ?") == "SELECT x$$y, $1")
         #expect(Placeholders.numbered("SELECT 1") == "SELECT 1")
     }
 

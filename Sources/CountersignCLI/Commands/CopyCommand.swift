@@ -25,9 +25,12 @@ struct CopyCommand: AsyncParsableCommand {
         let source = try StoreOpening.open(from)
         let target = try StoreOpening.open(to, create: true)
         let terminal = isatty(STDERR_FILENO) == 1
-        let summary = try StoreCopier(source: source, target: target).copy { table, done, total in
-            let line = "\(table): \(done)/\(total)"
-            FileHandle.standardError.write(Data((terminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
+        // The copy blocks its thread: it runs on the store's pool, not on the cooperative one.
+        let summary = try await Blocking.run {
+            try StoreCopier(source: source, target: target).copy { table, done, total in
+                let line = "\(table): \(done)/\(total)"
+                FileHandle.standardError.write(Data((terminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
+            }
         }
         if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
         let differences = try await StoreCopier(source: source, target: target).check()

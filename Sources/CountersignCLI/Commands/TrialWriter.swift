@@ -27,23 +27,28 @@ struct TrialWriter {
             KeyEntry(keyID: keyID, key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "countersign simulate"),
         ]))
         let policy = TrustPolicy(apps: try await store.apps.rules())
-        var dispositions: [String: Int] = [:]
-        var batch: [Intake] = []
-        func flush() throws {
-            for disposition in try store.ledger.persist(batch) { dispositions[disposition.rawValue, default: 0] += 1 }
-            batch.removeAll(keepingCapacity: true)
+        let sent = ledger.sent
+        // The store's rules block their thread: they run on the store's pool, not on the cooperative one.
+        let dispositions = try await Blocking.run { () throws -> [String: Int] in
+            var dispositions: [String: Int] = [:]
+            var batch: [Intake] = []
+            func flush() throws {
+                for disposition in try store.ledger.persist(batch) { dispositions[disposition.rawValue, default: 0] += 1 }
+                batch.removeAll(keepingCapacity: true)
+            }
+            for sent in sent {
+                let result = verifier.verify(sent.body, expecting: sent.family)
+                var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: sent.family.rawValue, body: sent.body, result: result,
+                                    decision: policy.decide(result))
+                if intake.isRejected { intake.claimed = ClaimedIdentity.read(sent.body) }
+                batch.append(intake)
+                if batch.count == 500 { try flush() }
+            }
+            try flush()
+            try store.arrivals.flush()
+            try store.rollup.fold()
+            return dispositions
         }
-        for sent in ledger.sent {
-            let result = verifier.verify(sent.body, expecting: sent.family)
-            var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: sent.family.rawValue, body: sent.body, result: result,
-                                decision: policy.decide(result))
-            if intake.isRejected { intake.claimed = ClaimedIdentity.read(sent.body) }
-            batch.append(intake)
-            if batch.count == 500 { try flush() }
-        }
-        try flush()
-        try store.arrivals.flush()
-        try store.rollup.fold()
         return Summary(ledger: ledger, dispositions: dispositions)
     }
 }

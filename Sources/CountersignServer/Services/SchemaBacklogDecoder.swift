@@ -62,7 +62,9 @@ final class SchemaBacklogDecoder: Service, Sendable {
             let app = revision.app
             do {
                 let total = try await store.ledger.decodeBacklog(app: app, batch: Self.batch)
-                done[app] = revision.revision
+                // Rows another transaction held (a duplicate being counted, a reverify) were passed over: the app is
+                // done only when none waits, else the next round takes them.
+                if try await store.ledger.waitingForDecoding(app: app) == 0 { done[app] = revision.revision }
                 decoded.increment(by: total)
                 if total > 0 { logger.info("decoded postbacks stored before the app's schema", metadata: ["app": "\(app)", "decoded": "\(total)"]) }
             } catch is CancellationError {

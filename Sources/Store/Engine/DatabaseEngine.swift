@@ -28,6 +28,8 @@ public protocol DatabaseEngine: Sendable {
 public protocol TransactionLane: AnyObject {
     /// Runs `body` in one transaction, as ``DatabaseEngine/transaction(_:)`` does.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
+    /// Gives back what the lane holds while its thread waits for work (a held connection is not kept alive).
+    func idle()
     /// Gives back what the lane holds.
     func close()
 }
@@ -41,6 +43,7 @@ final class EngineLane: TransactionLane {
     }
 
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T { try engine.transaction(body) }
+    func idle() {}
     func close() {}
 }
 
@@ -63,7 +66,7 @@ extension DatabaseEngine {
 /// At most ``threads`` store operations run at once in a process; more wait in the pool's queue, without a thread. That
 /// covers SQLite's readers and PostgreSQL's default pool of 10 connections with room to spare; the commit threads of
 /// ``GroupCommitWriter`` are its own. The pool starts with the first operation and lives as long as the process.
-enum Blocking {
+package enum Blocking {
     /// The most store operations that run at once.
     static let threads = 32
 
@@ -75,7 +78,7 @@ enum Blocking {
 
     /// Runs `work` on the pool and returns its result. Work once asked for runs to its end even if the asking task is
     /// cancelled (a transaction is never half-asked), as a service's last write at shutdown must.
-    static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await pool.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any(), work).get()
     }
 }

@@ -112,8 +112,9 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         }
     }
 
-    /// A lane that keeps one leased connection between its transactions, for a commit thread.
-    func lane() -> any TransactionLane { PostgresLane(engine: self) }
+    /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
+    /// connections the commit threads lease per transaction, so reports, folds and readiness still get one.
+    func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
 
     /// A deadlock (40P01) or serialization failure (40001): the server rolled the transaction back and asks for it again.
     static func askedToRetry(_ error: any Error) -> Bool {
@@ -233,6 +234,8 @@ final class PostgresLane: TransactionLane, @unchecked Sendable {
         lease?.release()
         lease = nil
     }
+
+    func idle() { close() }
 }
 
 /// A connection leased from `PostgresClient`, whose leases are async closures, to a thread that blocks: a task takes
@@ -480,7 +483,8 @@ struct PostgresSession: SQLSession {
         let inTime = pooled.wait(for: answered, within: seconds)
         if let result = answer.withLockedValue({ $0 }) { return try result.get() }
         if inTime { throw PostgresEngineError.connectionLost(sql) }
-        connection.close().whenComplete { [connection] _ in withExtendedLifetime(connection) {} }
+        // Closed, and the close finished, before the lease can be given back: the pool must not hand it out again.
+        try? connection.close().wait()
         throw PostgresEngineError.noAnswer(sql, seconds ?? 0)
     }
 
@@ -586,8 +590,16 @@ enum Placeholders {
                 let escaped = index > 0 && (sql[index - 1] == UInt8(ascii: "E") || sql[index - 1] == UInt8(ascii: "e"))
                     && (index < 2 || !isWord(sql[index - 2]))
                 index += 1
-                while index < sql.count, sql[index] != UInt8(ascii: "'") {
-                    index += escaped && sql[index] == UInt8(ascii: "\\") ? 2 : 1
+                // '' inside either kind of string is a quote, not its end.
+                while index < sql.count {
+                    if escaped, sql[index] == UInt8(ascii: "\\") {
+                        index += 2
+                    } else if sql[index] == UInt8(ascii: "'") {
+                        guard index + 1 < sql.count, sql[index + 1] == UInt8(ascii: "'") else { break }
+                        index += 2
+                    } else {
+                        index += 1
+                    }
                 }
                 index += 1
             case UInt8(ascii: "\""):
@@ -610,7 +622,7 @@ enum Placeholders {
                         index += 1
                     }
                 }
-            case UInt8(ascii: "$") where index == 0 || !isWord(sql[index - 1]):
+            case UInt8(ascii: "$") where index == 0 || !(isWord(sql[index - 1]) || sql[index - 1] == UInt8(ascii: "$")):
                 // A tag: $$ or $name$, the name not starting with a digit ($1 is a parameter).
                 var end = index + 1
                 while end < sql.count, isWord(sql[end]), !(end == index + 1 && sql[end] >= 0x30 && sql[end] <= 0x39) { end += 1 }
