@@ -20,7 +20,7 @@ public protocol DatabaseEngine: Sendable {
     /// Runs what the engine needs while the store is open (PostgreSQL's pool of connections) until ``close()`` or the
     /// task's cancellation; nothing reaches PostgreSQL before it runs.
     func run() async
-    /// Closes the engine's connections and ends ``run()``.
+    /// Ends ``run()``: PostgreSQL closes its connections now, SQLite when the engine is released.
     func close()
 }
 
