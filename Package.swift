@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "Postback", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -92,9 +93,10 @@ let package = Package(
             name: "CountersignBench",
             dependencies: [
                 "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

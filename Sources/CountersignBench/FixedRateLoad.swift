@@ -1,13 +1,18 @@
-import AsyncHTTPClient
 import Foundation
 import Histogram
 import NIOCore
-import Synchronization
+import NIOHTTP1
+import NIOPosix
 
 /// An open-loop load at a fixed rate: request `i` is due at `start + i / rate` whatever the answers before it, and its
 /// latency is measured from when it was due, not from when it could be sent. A server that stalls makes every request
 /// due during the stall late, as real senders see it (coordinated omission corrected); latencies go into an
 /// HdrHistogram in microseconds.
+///
+/// The load must cost far less than what it measures, or it takes the cores the server needs (both run on the same
+/// machine): a client with a task and an HTTP client request per postback cost about 170 µs of CPU a request, more than
+/// the server. So this one runs on one event loop, sends bodies read before the run, keeps HTTP/1.1
+/// connections open, and reads only the answers' status.
 struct FixedRateLoad {
     /// What a run measured.
     struct Outcome {
@@ -19,7 +24,7 @@ struct FixedRateLoad {
         var failed = 0
     }
 
-    /// The server's base URL; bodies go to `/postbacks`.
+    /// The server's base URL (`http://host:port`); bodies go to `/postbacks`.
     let url: String
     /// The bodies, sent in order.
     let bodies: [[UInt8]]
@@ -27,62 +32,189 @@ struct FixedRateLoad {
     let rate: Double
     /// How long to send.
     let seconds: Double
-    /// Connections the client may open.
+    /// Connections opened to the server; a request due while all are busy waits for the first free one.
     let connections: Int
 
-    /// Sends `rate * seconds` requests on schedule and waits for every answer.
-    func run() async throws -> Outcome {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(
-            timeout: .init(connect: .seconds(5), read: .seconds(60)),
-            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)))
-        let outcome = Tally()
-        let total = min(bodies.count, Int(rate * seconds))
-        let start = DispatchTime.now().uptimeNanoseconds
-        let target = url.hasSuffix("/") ? url + "postbacks" : url + "/postbacks"
-        await withDiscardingTaskGroup { group in
-            var next = 0
-            while next < total {
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                let due = min(total, Int(elapsed * rate) + 1)
-                while next < due {
-                    let index = next
-                    next += 1
-                    let intended = start + UInt64(Double(index) / rate * 1e9)
-                    let body = bodies[index]
-                    group.addTask {
-                        var request = HTTPClientRequest(url: target)
-                        request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(bytes: body))
-                        let status: UInt?
-                        do {
-                            let response = try await client.execute(request, timeout: .seconds(60))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            status = response.status.code
-                        } catch {
-                            status = nil
-                        }
-                        let micros = (DispatchTime.now().uptimeNanoseconds - intended) / 1_000
-                        outcome.state.withLock { outcome in
-                            outcome.sent += 1
-                            switch status {
-                            case 200?: outcome.ok += 1
-                            case nil: outcome.failed += 1
-                            default: outcome.other += 1
-                            }
-                            _ = outcome.latency.record(micros)
-                        }
-                    }
-                }
-                try? await Task.sleep(nanoseconds: 200_000)
-            }
+    /// Sends `rate * seconds` requests on schedule and returns once every one is answered (or its connection failed).
+    func run() throws -> Outcome {
+        guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
+            throw LoadError.badURL(url)
         }
-        try await client.shutdown()
-        return outcome.state.withLock { $0 }
+        let requests = bodies.prefix(Int(rate * seconds)).map { ByteBuffer(bytes: $0) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/postbacks")
+        head.headers.add(name: "Host", value: "\(host):\(port)")
+        head.headers.add(name: "Content-Type", value: "application/json")
+        let schedule = Schedule(requests: requests, head: head, rate: rate, loop: loop)
+        let bootstrap = ClientBootstrap(group: loop)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.pipeline.addHTTPClientHandlers().flatMap { channel.pipeline.addHandler(Connection(schedule: schedule)) }
+            }
+        let channels = try (0..<connections).map { _ in try bootstrap.connect(host: host, port: port).wait() }
+        try loop.submit { schedule.start() }.wait()
+        try schedule.done.futureResult.wait()
+        for channel in channels { try? channel.close().wait() }
+        return try loop.submit { schedule.outcome }.wait()
     }
 
-    /// The outcome, shared by the requests in flight.
-    private final class Tally: Sendable {
-        let state = Mutex(Outcome())
+    enum LoadError: Error, CustomStringConvertible {
+        case badURL(String)
+        var description: String {
+            switch self {
+            case .badURL(let url): "the URL must be http://HOST:PORT, not \(url)"
+            }
+        }
+    }
+
+    /// The requests, when each is due, which connections are free, and what came back; used only on its event loop.
+    private final class Schedule: @unchecked Sendable {
+        let requests: [ByteBuffer]
+        let head: HTTPRequestHead
+        let rate: Double
+        let loop: any EventLoop
+        let done: EventLoopPromise<Void>
+        var outcome = Outcome()
+        private var started: UInt64 = 0
+        /// The next request not yet due-and-queued, and the due requests waiting for a free connection.
+        private var next = 0
+        private var waiting: [Int] = []
+        private var waitingHead = 0
+        private var idle: [Connection] = []
+        private var answered = 0
+        private var ticker: RepeatedTask?
+        /// Connections still open.
+        var open = 0
+
+        init(requests: [ByteBuffer], head: HTTPRequestHead, rate: Double, loop: any EventLoop) {
+            self.requests = requests
+            self.head = head
+            self.rate = rate
+            self.loop = loop
+            done = loop.makePromise()
+            if requests.isEmpty { done.succeed() }
+        }
+
+        func start() {
+            started = DispatchTime.now().uptimeNanoseconds
+            // Every 200 µs, everything due by now is sent or queued.
+            ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .microseconds(200)) { [self] _ in release() }
+        }
+
+        /// When request `index` was due.
+        func intended(_ index: Int) -> UInt64 { started + UInt64(Double(index) / rate * 1e9) }
+
+        private func release() {
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            let due = min(requests.count, Int(elapsed * rate) + 1)
+            while next < due {
+                waiting.append(next)
+                next += 1
+            }
+            if next == requests.count { ticker?.cancel() }
+            dispatch()
+        }
+
+        private func dispatch() {
+            while waitingHead < waiting.count, let connection = idle.popLast() {
+                let index = waiting[waitingHead]
+                waitingHead += 1
+                outcome.sent += 1
+                connection.send(index, requests[index])
+            }
+            if waitingHead == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                waitingHead = 0
+            }
+        }
+
+        /// A connection closed. Once none is open, every request not yet answered fails, so a run always ends.
+        func closed() {
+            open -= 1
+            guard open == 0, answered < requests.count else { return }
+            ticker?.cancel()
+            for index in (waiting[waitingHead...] + Array(next..<requests.count)) {
+                outcome.sent += 1
+                answered(index, status: nil)
+            }
+            next = requests.count
+            waiting.removeAll()
+            waitingHead = 0
+        }
+
+        /// A connection is open and free.
+        func ready(_ connection: Connection) {
+            idle.append(connection)
+            dispatch()
+        }
+
+        /// Request `index` got status `status` (nil: its connection failed).
+        func answered(_ index: Int, status: UInt?) {
+            let micros = (DispatchTime.now().uptimeNanoseconds - intended(index)) / 1_000
+            _ = outcome.latency.record(micros)
+            switch status {
+            case 200?: outcome.ok += 1
+            case nil: outcome.failed += 1
+            default: outcome.other += 1
+            }
+            answered += 1
+            if answered == requests.count { done.succeed() }
+        }
+    }
+
+    /// One keep-alive connection: one request in flight at a time.
+    private final class Connection: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTPClientResponsePart
+        typealias OutboundOut = HTTPClientRequestPart
+
+        let schedule: Schedule
+        private var context: ChannelHandlerContext?
+        private var inFlight: Int?
+        private var status: UInt = 0
+
+        init(schedule: Schedule) {
+            self.schedule = schedule
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            self.context = context
+            schedule.open += 1
+            schedule.ready(self)
+        }
+
+        func send(_ index: Int, _ body: ByteBuffer) {
+            inFlight = index
+            guard let context else { return }
+            var head = schedule.head
+            head.headers.add(name: "Content-Length", value: String(body.readableBytes))
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head): status = head.status.code
+            case .body: break
+            case .end:
+                guard let index = inFlight else { return }
+                inFlight = nil
+                schedule.answered(index, status: status)
+                schedule.ready(self)
+            }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            if let index = inFlight { schedule.answered(index, status: nil) }
+            inFlight = nil
+            self.context = nil
+            schedule.closed()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
     }
 }

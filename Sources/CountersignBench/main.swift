@@ -53,7 +53,7 @@ if arguments[1] == "rate" {
         exit(2)
     }
     let bodies = text.split(separator: "\n").dropFirst(first).prefix(Int(rate * seconds)).map { Array($0.utf8) }
-    let outcome = try await FixedRateLoad(url: arguments[2], bodies: bodies, rate: rate, seconds: seconds, connections: connections).run()
+    let outcome = try FixedRateLoad(url: arguments[2], bodies: bodies, rate: rate, seconds: seconds, connections: connections).run()
     func milliseconds(_ percentile: Double) -> String { String(format: "%.2f", Double(outcome.latency.valueAtPercentile(percentile)) / 1000) }
     print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) failed=\(outcome.failed) p50_ms=\(milliseconds(50)) "
         + "p90_ms=\(milliseconds(90)) p99_ms=\(milliseconds(99)) p999_ms=\(milliseconds(99.9)) max_ms=\(String(format: "%.2f", Double(outcome.latency.max) / 1000))")

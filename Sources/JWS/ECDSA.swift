@@ -156,6 +156,12 @@ public final class ECPublicKey: @unchecked Sendable {
         return verifyWithEVP(derSignature: derSignature, digest: digest)
     }
 
+    /// Builds the key's fixed-base table now (about 25 ms for a P-256 key; nothing for other curves), so the first
+    /// verification does not pay for it: a server prepares its pinned keys before it listens.
+    public func prepare() {
+        _ = keyTable
+    }
+
     /// The key's fixed-base table: built on the first call for a P-256 key, nil for other curves or when OpenSSL cannot build it.
     var keyTable: P256KeyTable? {
         guard curve == .p256 else { return nil }

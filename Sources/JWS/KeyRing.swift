@@ -93,6 +93,11 @@ public struct KeyRing: Sendable {
         self.byKeyID = byKeyID
     }
 
+    /// Builds every key's verification tables now (``ECPublicKey/prepare()``), so no request pays for them.
+    public func prepare() {
+        for entry in entries { entry.key.prepare() }
+    }
+
     /// The entry whose id is exactly `keyID`, byte for byte, if it may verify `usage`.
     ///
     /// The dictionary finds ids by Unicode equivalence (`K` and KELVIN SIGN hash alike), so the bytes are compared

@@ -147,23 +147,36 @@ public struct PostbackLedger: Sendable {
     }
 
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new, with its
-    /// decoding: the decode columns in the row, its events after it. SQLite runs a statement per receipt, row and event
-    /// (each costs microseconds there); PostgreSQL one statement a batch, since every statement costs a round trip: the
-    /// receipts (ids reserved ahead, ``ReceiptIDs``), the rows and the new rows' events (``postgresBatchSQL``).
+    /// decoding: the decode columns in the row, its events after it, and the forwarding entries of the new rows. SQLite
+    /// runs a multi-row statement per table (``MultiRowInsert``); PostgreSQL one statement a batch, since every
+    /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``), the rows and the new rows'
+    /// events (``postgresBatchSQL``).
     private static func insertReceiptsAndRows(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, receiptIDs: ReceiptIDs,
                                               now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
-            return try zip(batch, decodings).map { intake, decoding in
-                let receiptID = try insertReceipt(db, intake, disposition: intake.row == nil ? .rejected : .stored)
-                guard let row = intake.row, let decoding else { return (receiptID, nil) }
-                let rowID = try row.insertIfNew(db, receiptID: receiptID, decoding: decoding)
-                if let rowID {
-                    try EventWriter.insertEvents(db, rowID: rowID, decoding)
-                    if intake.result.outcome == .verified { try ForwardingOutbox.enqueue(db, postbackID: rowID, now: now) }
-                }
-                return (receiptID, rowID)
+            // One writer: the receipts' ids are the next ones, and the rows that go in take ids above every earlier row.
+            let first = (try db.value("SELECT max(id) FROM receipts", as: Int64.self) ?? 0) + 1
+            let ids = batch.indices.map { first + Int64($0) }
+            try sqliteReceipts.insert(db, zip(ids, batch).map { id, intake in
+                [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
+            })
+            var rows: [[SQLValue]] = []
+            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
+                guard let row = intake.row, let decoding else { continue }
+                rows.append(row.insertValues(receiptID: id, decoding: decoding))
             }
+            var rowIDs: [Int64: Int64] = [:]
+            for row in try sqlitePostbacks.insert(db, rows) { rowIDs[try row.get("receipt_id")] = try row.get("id") }
+            guard let lowest = rowIDs.values.min() else { return ids.map { ($0, nil) } }
+            var events: [[SQLValue]] = []
+            for (id, decoding) in zip(ids, decodings) {
+                guard let rowID = rowIDs[id], let decoding else { continue }
+                events += decoding.events.map { [SQLValue.integer(rowID)] + $0 }
+            }
+            try sqliteEvents.insert(db, events)
+            try db.execute(sqliteForwarded, ForwardingOutbox.insertArguments(now: now) + [lowest])
+            return ids.map { ($0, rowIDs[$0]) }
         case .postgres:
             let ids = try receiptIDs.take(batch.count, db)
             let receiptValues = zip(ids, batch).map { id, intake in
@@ -188,6 +201,15 @@ public struct PostbackLedger: Sendable {
             return ids.map { ($0, rowIDs[$0]) }
         }
     }
+
+    /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode
+    /// columns (a row whose dedup key is taken is left out, and each one that goes in names its receipt), their events.
+    private static let sqliteReceipts = MultiRowInsert(table: "receipts", columns: ["id"] + receiptColumns.components(separatedBy: ", "))
+    private static let sqlitePostbacks = MultiRowInsert(table: "postbacks", columns: Array(PostbackRow.insertColumns),
+                                                        tail: " ON CONFLICT(dedup_key) DO NOTHING RETURNING id, receipt_id")
+    private static let sqliteEvents = MultiRowInsert(table: "postback_events", columns: ["postback_id"] + PostbackDecoding.eventColumnNames)
+    /// The new rows' forwarding entries: those with ids from the lowest the batch inserted.
+    private static let sqliteForwarded = ForwardingOutbox.insertSQL(from: "postbacks", where: "p.id >= ?")
 
     /// Values by row turned into one array argument per column, of the column's type.
     private static func columns(_ rows: [[SQLValue]], types: [SQLArray.Element]) -> [any SQLValueConvertible] {

@@ -64,6 +64,7 @@ package struct ServerApplication {
         self.settings = settings
         self.logger = logger
         let writer = GroupCommitWriter(database: store)
+        keyRing.prepare()
         let verifier = PostbackVerifier(keyRing: keyRing)
         let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
         let appRules = try await AppPolicyRefresher(store: store, base: policy, logger: logger)

@@ -1,0 +1,74 @@
+import Foundation
+import Postback
+import Testing
+@testable import Store
+import TestSupport
+
+/// A batch is written a few statements per table (issue 28): on SQLite multi-row inserts cut into chunks of 64, 32,
+/// ..., 1 rows, on PostgreSQL one statement of arrays. Whatever its size and wherever copies of one postback fall in
+/// it, a batch stores exactly what the same intakes store one per transaction.
+@Suite struct BatchWriteTests {
+    /// What a store holds, without ids (the engines number rows differently): every receipt's disposition and the row it
+    /// names, every row with its copy counts, events and forwarding entries.
+    static func contents(_ store: StoreDatabase) async throws -> [String] {
+        let postbacks = try await store.rows("""
+            SELECT 'postback', p.dedup_key, p.outcome, r.disposition, p.duplicates, p.replays, p.unverified_copies, p.event_count,
+                   (SELECT count(*) FROM postback_events e WHERE e.postback_id = p.id),
+                   (SELECT count(*) FROM forward_outbox o WHERE o.postback_id = p.id),
+                   (SELECT count(*) FROM receipts c WHERE c.postback_id = p.id)
+            FROM postbacks p JOIN receipts r ON r.id = p.receipt_id ORDER BY p.dedup_key
+            """)
+        let receipts = try await store.rows("""
+            SELECT 'receipt', r.received_at, r.outcome, r.disposition, coalesce(r.reason, '-'), coalesce(p.dedup_key, '-')
+            FROM receipts r LEFT JOIN postbacks p ON p.id = r.postback_id ORDER BY 2, 3, 4, 5, 6
+            """)
+        let rows = postbacks + receipts
+        return rows.map { row in row.values.map { ReportTable.cell($0).serialized }.joined(separator: "|") }
+    }
+
+    @Test(arguments: TestEngine.allCases) func aBatchStoresWhatOnePerTransactionStores(engine: TestEngine) async throws {
+        var traffic = try EngineEqualityTests.traffic(count: 240)
+        // Exact copies and replays of earlier postbacks, some in the same chunk as their original, some in another.
+        let copies = [3, 70, 130, 200].map { traffic[$0] } + [traffic[5], traffic[5]]
+        traffic.insert(copies[0], at: 4)
+        traffic.insert(copies[1], at: 140)
+        traffic.insert(copies[2], at: 131)
+        traffic.append(copies[3])
+        traffic.insert(contentsOf: copies[4...], at: 66)
+        var batchDispositions: [Disposition] = []
+        var singleDispositions: [Disposition] = []
+        var answers: [[String]] = []
+        for oneBatch in [true, false] {
+            let store = try engine.freshStore()
+            _ = try await store.schemas.put(app: "1108187390", document: try ExampleSchema.document("game"))
+            try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
+            if oneBatch {
+                batchDispositions = try store.ledger.persist(traffic)
+            } else {
+                singleDispositions = try traffic.flatMap { try store.ledger.persist([$0]) }
+            }
+            answers.append(try await Self.contents(store))
+        }
+        #expect(traffic.count == 246)
+        #expect(batchDispositions == singleDispositions)
+        #expect(batchDispositions.filter { $0 == .duplicate }.count >= 4)
+        #expect(answers[0] == answers[1])
+        #expect(answers[0].contains { $0.hasPrefix("\"postback\"|") && $0.split(separator: "|")[9] == "1" })
+    }
+
+    /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,
+    /// and a statement given the wrong number of values is refused, not run.
+    @Test(arguments: TestEngine.allCases) func valuesRoundTrip(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        let values: [SQLValue] = [.text(""), .blob([]), .text("é ✓ \u{1F600}"), .integer(Int64.min), .integer(Int64.max), .real(-0.25),
+                                  .blob([0, 255, 0]), .null]
+        let back = try await store.engine.read { db in
+            try db.rows("SELECT ?, ?, ?, ?, ?, ?, ?, ?", values, reuse: .once)
+        }
+        #expect(back.count == 1)
+        #expect(back.first?.values == values)
+        await #expect(throws: (any Error).self) {
+            try await store.engine.read { db in try db.rows("SELECT ?, ?", [SQLValue.integer(1)], reuse: .once) }
+        }
+    }
+}
