@@ -47,14 +47,9 @@ enum Main {
 
 /// Where the pinned keys come from: the key directory plus `--key` additions.
 struct KeyOptions: ParsableArguments {
-    @Option(name: .customLong("keys-dir"), help: "Directory of extra or overriding key PEM files; Apple's keys are built in (default: $COUNTERSIGN_KEYS_DIR or ./keys, if present).")
+    @Option(name: .customLong("keys-dir"), help: "Directory of extra or overriding key PEM files; Apple's keys are built in (default: $COUNTERSIGN_KEYS_DIR or ./keys, if present, as serve).")
     var keysDirectory: String?
 
-    @Option(name: .customLong("key"), help: ArgumentHelp("Trust an extra production key for this run.", valueName: "KID=PEM_FILE"))
+    @Option(name: .customLong("key"), help: ArgumentHelp("Trust an extra production key for this run (also $COUNTERSIGN_KEYS, as serve).", valueName: "KID=PEM_FILE"))
     var extraKeys: [String] = []
-
-    /// The directory actually used.
-    var resolvedDirectory: String {
-        keysDirectory ?? ProcessInfo.processInfo.environment["COUNTERSIGN_KEYS_DIR"] ?? Self.defaultDirectory
-    }
 }

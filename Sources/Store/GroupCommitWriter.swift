@@ -46,6 +46,8 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// for the per-row trigger it replaced, and holds the writer about 1 ms at this size. At 512 and 2,048 rows p99
     /// latency rose by 3 and 13 ms (docs/performance.md).
     static let foldEvery = 128
+    /// Seconds a commit thread waits for work before its lane gives its connection back.
+    static let laneIdleGrace = 1.0
     /// Commit threads on PostgreSQL.
     static let commitThreads = 2
 
@@ -60,9 +62,12 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         let threads = database.engine.dialect == .postgres ? Self.commitThreads : 1
         finished.withLock { running = threads }
         for index in 0..<threads {
-            let thread = Thread { [self] in self.commitLoop(first: index == 0) }
-            // At most 15 bytes, Linux's limit for a thread's name (a longer one is not set): `top -H` and `perf` show it.
-            thread.name = "cs-commit-\(index)"
+            let thread = Thread { [self] in
+                // Named from the thread itself (Linux applies no name given before it starts), in at most 15 bytes,
+                // Linux's limit: `top -H` and `perf` show it.
+                Thread.current.name = "cs-commit-\(index)"
+                self.commitLoop(first: index == 0)
+            }
             thread.qualityOfService = .userInteractive
             thread.start()
         }
@@ -148,7 +153,12 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         var storedSinceFold = 0
         while true {
             condition.lock()
-            // Waiting for work, the lane gives its connection back: an idle one may be dropped by the network.
+            // Through a short pause the lane keeps its connection: taking one again costs a task on the cooperative
+            // pool, which under load waits behind every request's verification (at a fixed rate of half the maximum,
+            // leasing a connection for each batch made PostgreSQL's answers take seconds). Waiting longer, it gives the
+            // connection back: an idle one may be dropped by the network.
+            let keepUntil = Date().addingTimeInterval(Self.laneIdleGrace)
+            while pending.isEmpty, !stopping, condition.wait(until: keepUntil) {}
             if pending.isEmpty, !stopping {
                 condition.unlock()
                 lane.idle()

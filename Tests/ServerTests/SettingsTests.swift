@@ -71,11 +71,66 @@ import Store
         }
     }
 
-    @Test func theServeHelpShowsTheDefaultsServerSettingsHolds() {
+    @Test func theServeHelpListsEverySettingWithTheDefaultServerSettingsHolds() {
         let help = ServeCommand.helpMessage(columns: 1000)
         let defaults = ServerSettings()
-        #expect(help.contains("(default \(defaults.port);"))
+        for setting in ServerSettings.declarations {
+            #expect(help.contains("--\(setting.flag)"), "serve --help lists --\(setting.flag)")
+        }
+        #expect(help.contains("--port <N>  (default \(defaults.port))\n        Port to listen on; 0 picks a free port (printed on start)."))
         #expect(help.contains("(default \(defaults.adServicesMaximumQueue))"))
-        #expect(help.contains("(default \(Int(defaults.adServicesPolicy.tokenLifetime)),"))
+        #expect(help.contains("(default \(Int(defaults.adServicesPolicy.tokenLifetime)))"))
+    }
+
+    @Test(arguments: [
+        (["--prot", "9000"], "unknown option --prot; `countersign serve --help` lists the settings"),
+        (["9000"], "unexpected argument \"9000\"; settings are given as --NAME VALUE"),
+        (["--port"], "--port needs a value (N)"),
+        (["--host", "--port", "1"], "--host needs a value (ADDRESS)"),
+        (["--allow-development", "yes"], "unexpected argument \"yes\"; settings are given as --NAME VALUE"),
+    ])
+    func misspeltOrIncompleteFlagsAreRefused(flags: [String], expected: String) async throws {
+        let command = try ServeCommand.parse(flags)
+        await #expect { try await command.resolveSettings(environment: [:]) } throws: { error in
+            "\(error)" == expected
+        }
+    }
+
+    @Test func everyFlagFormIsRead() async throws {
+        let command = try ServeCommand.parse(["--port=9001", "--allow-development", "--key", "a=a.pem", "--key=b=b.pem", "--accept-ad-network", "x.skadnetwork",
+                                              "--source-prefix-v6", "48", "--forward-max-backoff", "120"])
+        let settings = try await command.resolveSettings(environment: [:])
+        #expect(settings.port == 9001)
+        #expect(settings.allowDevelopment)
+        #expect(settings.extraKeys == ["a=a.pem", "b=b.pem"])
+        #expect(settings.acceptedAdNetworks == ["x.skadnetwork"])
+        #expect(settings.sources.v6Prefix == 48)
+        #expect(settings.forwardSchedule.maximumBackoff == 120)
+    }
+
+    /// docs/operations.md's table of settings has one row per declared setting, with its flag, environment variable,
+    /// config-file key and the default the server uses, and no row for a setting that does not exist.
+    @Test func theOperationsTableMatchesTheDeclarations() throws {
+        let text = try String(contentsOf: Checkout.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## Settings\n").last?.components(separatedBy: "\n## ").first)
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `--") }.map { line in
+            line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let defaults = ServerSettings()
+        var documented: Set<String> = []
+        for row in rows {
+            let flag = String(row[0].dropFirst(3).prefix { $0 != " " && $0 != "`" })
+            guard let setting = ServerSettings.declarations.first(where: { $0.flag == flag }) else {
+                Issue.record("docs/operations.md documents --\(flag), which serve does not take")
+                continue
+            }
+            documented.insert(setting.name)
+            #expect(row[1].hasPrefix("`\(setting.environmentVariable)"), "--\(flag): environment \(row[1])")
+            #expect(row[2] == "`\(setting.name)`", "--\(flag): config key \(row[2])")
+            let expectedDefault = setting.defaultText(defaults).map { "`\($0)`" } ?? "none"
+            #expect(row[3] == expectedDefault || (setting.value == nil && row[3] == "off") || (setting.repeatable && row[3] == "any"),
+                    "--\(flag): default \(row[3]), the server's \(expectedDefault)")
+        }
+        #expect(documented == Set(ServerSettings.declarations.map(\.name)), "settings missing from docs/operations.md: \(Set(ServerSettings.declarations.map(\.name)).subtracting(documented).sorted())")
     }
 }

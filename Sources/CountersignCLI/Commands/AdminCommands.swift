@@ -13,8 +13,9 @@ struct DatabaseOption: ParsableArguments {
 
     /// Opens the store; an SQLite file must exist unless `create` is set.
     func open(create: Bool = false) throws -> StoreDatabase {
-        var source = SettingsReader(flags: ["database": database.map { .string($0) }], environment: ProcessInfo.processInfo.environment)
-        return try StoreOpening.open(try ServerSettings.database(from: &source) ?? ServerSettings().database, create: create)
+        let settings = try ServerSettings.reading(["database"], arguments: database.map { ["--database", $0] } ?? [],
+                                                  environment: ProcessInfo.processInfo.environment)
+        return try StoreOpening.open(settings.database, create: create)
     }
 }
 

@@ -87,110 +87,140 @@ package struct ServerSettings: Sendable {
         case text, json
     }
 
-    /// Reads every setting from `source` over the defaults above; a bad value names its source.
-    package mutating func read(from source: inout SettingsReader) throws(CLIFailure) {
-        let seconds = "seconds, more than 0"
-        host = try source.string("host") ?? host
-        port = try source.int("port", in: 0...65535) ?? port
-        database = try Self.database(from: &source) ?? database
-        databasePool = try source.int("database-pool", in: 1...1000) ?? databasePool
-        databaseConnectTimeout = try source.double("database-connect-timeout", expected: "seconds, more than 0 and at most 600",
-                                                   where: { $0 > 0 && $0 <= 600 }) ?? databaseConnectTimeout
-        databaseStatementTimeout = try source.double("database-statement-timeout", expected: "seconds, at least 1 and at most 3600",
-                                                     where: { $0 >= 1 && $0 <= 3600 }) ?? databaseStatementTimeout
-        bodyLimit = try source.int("body-limit", in: 1...Int(Int32.max)) ?? bodyLimit
-        allowDevelopment = try source.bool("allow-development") ?? allowDevelopment
-        keysDirectory = try source.string("keys-dir") ?? keysDirectory
-        extraKeys = try source.list("keys") ?? extraKeys
-        acceptedAdNetworks = try source.list("accept-ad-network") ?? acceptedAdNetworks
-        durability = try source.choice("durability", as: Durability.self) ?? durability
-        logFormat = try source.choice("log-format", as: LogFormat.self) ?? logFormat
-        logLevel = try source.string("log-level", expected: Self.logLevels.joined(separator: ", "), where: Self.logLevels.contains) ?? logLevel
-        busyTimeout = try source.double("busy-timeout", expected: "seconds, 0 or more", where: { $0 >= 0 }) ?? busyTimeout
-        requestTimeout = try source.double("request-timeout", expected: "seconds, more than 0 and at most 3600",
-                                           where: { $0 > 0 && $0 <= 3600 }) ?? requestTimeout
-        idleTimeout = try source.double("idle-timeout", expected: "seconds, more than 0 and at most 3600",
-                                        where: { $0 > 0 && $0 <= 3600 }) ?? idleTimeout
-        publicRate = try source.double("public-rate", expected: "requests a second, more than 0", where: { $0 > 0 }) ?? publicRate
-        publicBurst = try source.double("public-burst", expected: "requests, 1 or more", where: { $0 >= 1 }) ?? publicBurst
-        adServicesURL = try source.string("adservices-url", expected: "an http:// or https:// URL",
-                                          where: { $0.hasPrefix("https://") || $0.hasPrefix("http://") }) ?? adServicesURL
-        adServicesConcurrency = try source.int("adservices-concurrency", in: 1...256) ?? adServicesConcurrency
-        adServicesMaximumQueue = try source.int("adservices-max-queue", in: 1...Int(Int32.max)) ?? adServicesMaximumQueue
-        for (name, path) in Self.adServicesDurations {
-            if let value = try source.double(name, expected: seconds, where: { $0 > 0 }) { adServicesPolicy[keyPath: path] = value }
-        }
-        chartLibrary = try source.string("chart-library") ?? chartLibrary
-        metricsRequireKey = try source.bool("metrics-require-key") ?? metricsRequireKey
-        rejectedRetentionDays = try source.double("rejected-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? rejectedRetentionDays
-        rejectedBodyBudget = try source.int("rejected-body-budget", in: 0...1_000_000) ?? rejectedBodyBudget
-        rejectedGlobalBudget = try source.int("rejected-global-budget", in: 0...10_000_000) ?? rejectedGlobalBudget
-        rejectedReceiptBudget = try source.int("rejected-receipt-budget", in: 0...100_000_000) ?? rejectedReceiptBudget
-        rejectedReceiptGlobalBudget = try source.int("rejected-receipt-global-budget", in: 0...100_000_000) ?? rejectedReceiptGlobalBudget
-        unverifiableBudget = try source.int("unverifiable-budget", in: 0...1_000_000) ?? unverifiableBudget
-        unverifiableGlobalBudget = try source.int("unverifiable-global-budget", in: 0...10_000_000) ?? unverifiableGlobalBudget
-        unverifiableRetentionDays = try source.double("unverifiable-retention", expected: "days, more than 0", where: { $0 > 0 }) ?? unverifiableRetentionDays
-        sources.v4Prefix = try source.int("source-prefix-v4", in: 8...32) ?? sources.v4Prefix
-        sources.v6Prefix = try source.int("source-prefix-v6", in: 16...128) ?? sources.v6Prefix
-        forwardMaxRules = try source.int("forward-max-rules", in: 1...10_000) ?? forwardMaxRules
-        spendUploadLimit = try source.int("spend-upload-limit", in: 1024...Int(Int32.max)) ?? spendUploadLimit
-        publicRecordBudget = try source.int("public-record-budget", in: 0...1_000_000) ?? publicRecordBudget
-        publicRecordGlobalBudget = try source.int("public-record-global-budget", in: 0...10_000_000) ?? publicRecordGlobalBudget
-        forwardSchedule.initialBackoff = try source.double("forward-backoff", expected: "seconds, more than 0 and at most 86400",
-                                                            where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.initialBackoff
-        forwardSchedule.maximumBackoff = try source.double("forward-max-backoff", expected: "seconds, more than 0 and at most 86400",
-                                                            where: { $0 > 0 && $0 <= 86_400 }) ?? forwardSchedule.maximumBackoff
-        try readAppleAds(from: &source)
-        try source.refuseUnknownFileKeys()
+    /// The Apple Ads API user as given (all four or none); ``read(from:)`` turns them into ``appleAdsCredentials``.
+    var appleAdsClientID: String?
+    var appleAdsTeamID: String?
+    var appleAdsKeyID: String?
+    var appleAdsPrivateKey: ECPrivateKey?
+
+    /// Every setting of `serve`, each declared once: its flag, environment variable and config-file key, what it
+    /// takes, its help, and where it goes. `serve --help` lists them; docs/operations.md's table is checked against them.
+    package static var declarations: [Setting] {
+        let seconds = "seconds, more than 0", url = "an http:// or https:// URL"
+        func within(_ limit: Double) -> (Double) -> Bool { { $0 > 0 && $0 <= limit } }
+        func isURL(_ text: String) -> Bool { text.hasPrefix("https://") || text.hasPrefix("http://") }
+        return [
+            .text("host", \.host, value: "ADDRESS", help: "Address to bind."),
+            .integer("port", \.port, in: 0...65535, help: "Port to listen on; 0 picks a free port (printed on start)."),
+            Setting(name: "database", flag: "database", value: "PATH|URL", repeatable: false,
+                    help: "SQLite file, or postgres://user@host:port/database URL.", defaultText: { $0.database }) { settings, source throws(CLIFailure) in
+                let read = try source.secret("database", expected: "an SQLite file path or a postgres:// URL") { text in
+                    do throws(DatabaseLocationError) { _ = try DatabaseLocation(text); return nil } catch { return "(\(error.message))" }
+                }
+                if let read { settings.database = read }
+            },
+            .integer("database-pool", \.databasePool, in: 1...1000, help: "PostgreSQL connections this receiver opens at most."),
+            .number("database-connect-timeout", \.databaseConnectTimeout, expected: "seconds, more than 0 and at most 600", where: within(600),
+                    help: "Seconds to connect to PostgreSQL or wait for a free connection."),
+            .number("database-statement-timeout", \.databaseStatementTimeout, expected: "seconds, at least 1 and at most 3600",
+                    where: { $0 >= 1 && $0 <= 3600 }, help: "Seconds one PostgreSQL statement may run."),
+            .integer("body-limit", \.bodyLimit, in: 1...Int(Int32.max), value: "BYTES", help: "Largest accepted body in bytes; larger gets 413."),
+            .toggle("allow-development", \.allowDevelopment, help: "Accept Apple's development postbacks (stored, never counted)."),
+            .text("keys-dir", \.keysDirectory, value: "DIR", help: "Extra or overriding key PEM files; Apple's keys are built in."),
+            .list("keys", \.extraKeys, flag: "key", value: "KID=PEM_FILE", help: "Trust an extra production key."),
+            .list("accept-ad-network", \.acceptedAdNetworks, value: "ID", help: "Accept only these ad network ids (none means any)."),
+            .choice("durability", \.durability, help: "normal (survives a crash) or full (survives power loss)."),
+            .choice("log-format", \.logFormat, help: "Log lines as text or JSON."),
+            .text("log-level", \.logLevel, value: "LEVEL", expected: logLevels.joined(separator: ", "), where: logLevels.contains,
+                  help: "trace, debug, info, notice, warning, error or critical."),
+            .number("busy-timeout", \.busyTimeout, expected: "seconds, 0 or more", where: { $0 >= 0 },
+                    help: "SQLite: seconds a write waits for a lock before answering 500."),
+            .number("request-timeout", \.requestTimeout, expected: "seconds, more than 0 and at most 3600", where: within(3600),
+                    help: "Seconds a request may take to arrive, headers to last byte."),
+            .number("idle-timeout", \.idleTimeout, expected: "seconds, more than 0 and at most 3600", where: within(3600),
+                    help: "Seconds an idle keep-alive connection stays open."),
+            .number("public-rate", \.publicRate, expected: "requests a second, more than 0", value: "N", where: { $0 > 0 },
+                    help: "Requests a second one address may send to the Apple Ads routes."),
+            .number("public-burst", \.publicBurst, expected: "requests, 1 or more", value: "N", where: { $0 >= 1 },
+                    help: "Requests one address may send there at once."),
+            .text("adservices-url", \.adServicesURL, value: "URL", expected: url, where: isURL, help: "Apple's attribution API."),
+            .integer("adservices-concurrency", \.adServicesConcurrency, in: 1...256, help: "Token exchanges in flight at most."),
+            .integer("adservices-max-queue", \.adServicesMaximumQueue, in: 1...Int(Int32.max), help: "Token jobs waiting at most before 503 queue_full."),
+            .number("adservices-timeout", \.adServicesPolicy.requestTimeout, expected: seconds, where: { $0 > 0 },
+                    help: "Seconds to wait for Apple's answer (Apple holds up to 1 s)."),
+            .number("adservices-not-found-interval", \.adServicesPolicy.notFoundInterval, expected: seconds, where: { $0 > 0 },
+                    help: "Seconds between tries after a 404 (Apple's rule)."),
+            .number("adservices-backoff", \.adServicesPolicy.initialBackoff, expected: seconds, where: { $0 > 0 },
+                    help: "First delay after a 5xx or network error, doubling."),
+            .number("adservices-max-backoff", \.adServicesPolicy.maximumBackoff, expected: seconds, where: { $0 > 0 }, help: "Longest delay between tries."),
+            .number("adservices-token-lifetime", \.adServicesPolicy.tokenLifetime, expected: seconds, where: { $0 > 0 },
+                    help: "Seconds a token lives (Apple's 24 h)."),
+            .optionalText("apple-ads-client-id", \.appleAdsClientID, value: "ID",
+                          help: "Apple Ads API user's client id, to read campaign and keyword names."),
+            .optionalText("apple-ads-team-id", \.appleAdsTeamID, value: "ID", help: "Apple Ads API user's team id."),
+            .optionalText("apple-ads-key-id", \.appleAdsKeyID, value: "ID", help: "Apple Ads API user's key id."),
+            Setting(name: "apple-ads-private-key", flag: "apple-ads-private-key", value: "PEM_FILE", repeatable: false,
+                    help: "Path of the Apple Ads API user's PEM private key (P-256).", defaultText: { _ in nil }) { settings, source throws(CLIFailure) in
+                // The key file's path is read as a secret, so it stays out of logs; the key itself never leaves memory.
+                _ = try source.secret("apple-ads-private-key", expected: "the path of the API user's PEM private key (P-256)") { path in
+                    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(cannot read \(path))" }
+                    guard let key = try? ECPrivateKey(pem: text), key.curve == .p256 else { return "(\(path) holds no P-256 PEM private key)" }
+                    settings.appleAdsPrivateKey = key
+                    return nil
+                }
+            },
+            .text("apple-ads-token-url", \.appleAdsTokenURL, value: "URL", expected: url, where: isURL, help: "Apple's OAuth token endpoint."),
+            .text("apple-ads-api-url", \.appleAdsAPIURL, value: "URL", expected: url, where: isURL, help: "The Apple Ads Platform API."),
+            .text("apple-ads-v5-url", \.appleAdsV5URL, value: "URL", expected: url, where: isURL, help: "The Campaign Management API v5."),
+            .number("apple-ads-names-interval", \.appleAdsNamesInterval, expected: seconds, where: { $0 > 0 },
+                    help: "Seconds between rounds reading missing names."),
+            .number("apple-ads-names-max-age", \.appleAdsNamesMaxAge, expected: seconds, where: { $0 > 0 }, help: "Seconds after which a name is read again."),
+            .number("rejected-retention", \.rejectedRetentionDays, expected: "days, more than 0", value: "DAYS", where: { $0 > 0 },
+                    help: "Days the bodies of rejected requests are kept; their receipts stay."),
+            .integer("rejected-body-budget", \.rejectedBodyBudget, in: 0...1_000_000,
+                     help: "Rejected bodies stored per source a minute; beyond it receipts only."),
+            .integer("rejected-global-budget", \.rejectedGlobalBudget, in: 0...10_000_000,
+                     help: "Rejected bodies stored a minute from all sources; then receipts only."),
+            .integer("rejected-receipt-budget", \.rejectedReceiptBudget, in: 0...100_000_000,
+                     help: "Receipts of rejected requests stored per source a minute."),
+            .integer("rejected-receipt-global-budget", \.rejectedReceiptGlobalBudget, in: 0...100_000_000,
+                     help: "Receipts of rejected requests stored a minute from all sources."),
+            .integer("unverifiable-budget", \.unverifiableBudget, in: 0...1_000_000, help: "Unverifiable postbacks stored per source a minute; beyond it 429."),
+            .integer("unverifiable-global-budget", \.unverifiableGlobalBudget, in: 0...10_000_000,
+                     help: "Unverifiable postbacks stored a minute from all sources; then 429."),
+            .number("unverifiable-retention", \.unverifiableRetentionDays, expected: "days, more than 0", value: "DAYS", where: { $0 > 0 },
+                    help: "Days unverifiable postbacks are kept, then deleted."),
+            .integer("public-record-budget", \.publicRecordBudget, in: 0...1_000_000,
+                     help: "iAd dictionaries and tokens stored per source a minute; then 429."),
+            .integer("public-record-global-budget", \.publicRecordGlobalBudget, in: 0...10_000_000,
+                     help: "iAd dictionaries and tokens stored a minute from all sources; then 429."),
+            .integer("source-prefix-v4", \.sources.v4Prefix, in: 8...32, value: "BITS", help: "Bits of an IPv4 address that make one source for the budgets."),
+            .integer("source-prefix-v6", \.sources.v6Prefix, in: 16...128, value: "BITS", help: "Bits of an IPv6 address that make one source for the budgets."),
+            .integer("spend-upload-limit", \.spendUploadLimit, in: 1024...Int(Int32.max), value: "BYTES",
+                     help: "Largest spend, claims or rate file accepted over HTTP, in bytes."),
+            .integer("forward-max-rules", \.forwardMaxRules, in: 1...10_000, help: "Forwarding rules at most."),
+            .toggle("metrics-require-key", \.metricsRequireKey, help: "Serve /metrics only with an API key that has the metrics scope."),
+            .number("forward-backoff", \.forwardSchedule.initialBackoff, expected: "seconds, more than 0 and at most 86400", where: within(86_400),
+                    help: "Seconds before a failed forwarding delivery's first retry, doubling."),
+            .number("forward-max-backoff", \.forwardSchedule.maximumBackoff, expected: "seconds, more than 0 and at most 86400", where: within(86_400),
+                    help: "Longest delay between forwarding retries."),
+            .text("chart-library", \.chartLibrary, value: "FILE", help: "The Chart.js file the dashboard loads (Debian's libjs-chart.js)."),
+        ]
     }
 
-    /// The Apple Ads API user (all four settings or none) and where Apple's APIs are.
-    private mutating func readAppleAds(from source: inout SettingsReader) throws(CLIFailure) {
-        let url = "an http:// or https:// URL"
-        func isURL(_ text: String) -> Bool { text.hasPrefix("https://") || text.hasPrefix("http://") }
-        appleAdsTokenURL = try source.string("apple-ads-token-url", expected: url, where: isURL) ?? appleAdsTokenURL
-        appleAdsAPIURL = try source.string("apple-ads-api-url", expected: url, where: isURL) ?? appleAdsAPIURL
-        appleAdsV5URL = try source.string("apple-ads-v5-url", expected: url, where: isURL) ?? appleAdsV5URL
-        appleAdsNamesInterval = try source.double("apple-ads-names-interval", expected: "seconds, more than 0", where: { $0 > 0 }) ?? appleAdsNamesInterval
-        appleAdsNamesMaxAge = try source.double("apple-ads-names-max-age", expected: "seconds, more than 0", where: { $0 > 0 }) ?? appleAdsNamesMaxAge
-        let clientID = try source.string("apple-ads-client-id")
-        let teamID = try source.string("apple-ads-team-id")
-        let keyID = try source.string("apple-ads-key-id")
-        var privateKey: ECPrivateKey?
-        // The key file's path is read as a secret, so it stays out of logs; the key itself never leaves memory.
-        _ = try source.secret("apple-ads-private-key", expected: "the path of the API user's PEM private key (P-256)") { path in
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(cannot read \(path))" }
-            guard let key = try? ECPrivateKey(pem: text), key.curve == .p256 else { return "(\(path) holds no P-256 PEM private key)" }
-            privateKey = key
-            return nil
-        }
-        switch (clientID, teamID, keyID, privateKey) {
+    /// Reads every setting from `source` over the defaults above; a bad value names its source.
+    package mutating func read(from source: inout SettingsReader) throws(CLIFailure) {
+        for setting in Self.declarations { try setting.read(&self, &source) }
+        switch (appleAdsClientID, appleAdsTeamID, appleAdsKeyID, appleAdsPrivateKey) {
         case (nil, nil, nil, nil): appleAdsCredentials = nil
         case (let clientID?, let teamID?, let keyID?, let privateKey?):
             appleAdsCredentials = AppleAdsAPI.Credentials(clientID: clientID, teamID: teamID, keyID: keyID, privateKey: privateKey)
         default:
             throw CLIFailure.usage("apple-ads-client-id, apple-ads-team-id, apple-ads-key-id and apple-ads-private-key go together; set all four to read Apple Ads names, or none")
         }
+        try source.refuseUnknownFileKeys()
     }
 
-    /// The `database` setting alone (for commands that take only `--database`), checked as a location.
-    package static func database(from source: inout SettingsReader) throws(CLIFailure) -> String? {
-        try source.secret("database", expected: "an SQLite file path or a postgres:// URL") { text in
-            do throws(DatabaseLocationError) { _ = try DatabaseLocation(text); return nil } catch { return "(\(error.message))" }
-        }
+    /// The settings `names` alone, from `arguments` (their flags) and `environment`, over the defaults: for commands
+    /// that share a few of `serve`'s settings (`--database`, `--keys-dir`, `--key`) and read them as it does.
+    package static func reading(_ names: Set<String>, arguments: [String], environment: [String: String]) throws(CLIFailure) -> ServerSettings {
+        let declarations = Self.declarations.filter { names.contains($0.name) }
+        var source = try SettingsReader(arguments: arguments, settings: declarations, environment: environment)
+        var settings = ServerSettings()
+        for setting in declarations { try setting.read(&settings, &source) }
+        return settings
     }
 
     /// The log levels `log-level` accepts.
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-
-    /// The AdServices schedule settings (seconds) and the policy field each sets.
-    static var adServicesDurations: [(String, WritableKeyPath<RetryPolicy, TimeInterval>)] {
-        [
-            ("adservices-timeout", \.requestTimeout),
-            ("adservices-not-found-interval", \.notFoundInterval),
-            ("adservices-backoff", \.initialBackoff),
-            ("adservices-max-backoff", \.maximumBackoff),
-            ("adservices-token-lifetime", \.tokenLifetime),
-        ]
-    }
 }

@@ -36,17 +36,43 @@ package struct SettingsReader {
     private let file: ConfigFile?
     private var namesRead: Set<String> = []
 
-    /// Settings from `flags` (by setting name; `nil` values are absent), then `environment`, then `file`.
-    /// `flagName` names a setting's flag in messages.
-    package init(flags: [String: ConfigContent?], flagName: @escaping (String) -> String = { "--" + $0 },
-         environment: [String: String], file: ConfigFile? = nil) {
-        var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        for case let (name, content?) in flags { values[AbsoluteConfigKey([name])] = ConfigValue(content, isSecret: false) }
+    /// Settings from the command line's `arguments` (`--NAME VALUE`, `--NAME=VALUE`, a switch alone, a list's flag
+    /// repeated), then `environment`, then `file`. Every flag must be one of `settings`' (a misspelt one would otherwise
+    /// be ignored), and each takes what its setting takes.
+    package init(arguments: [String], settings: [Setting], environment: [String: String], file: ConfigFile? = nil) throws(CLIFailure) {
+        let flags = Dictionary(settings.map { ($0.flag, $0) }, uniquingKeysWith: { first, _ in first })
+        var forwarded = ["serve"]
+        var waiting: Setting?
+        for argument in arguments {
+            guard argument.hasPrefix("--") else {
+                guard let setting = waiting else {
+                    throw CLIFailure.usage("unexpected argument \(Self.quoted(argument)); settings are given as --NAME VALUE")
+                }
+                if !setting.repeatable { waiting = nil }
+                forwarded.append(argument)
+                continue
+            }
+            if let setting = waiting, forwarded.last == "--" + setting.name {
+                throw CLIFailure.usage("--\(setting.flag) needs a value (\(setting.value ?? ""))")
+            }
+            let flag = String(argument.dropFirst(2).prefix { $0 != "=" })
+            guard let setting = flags[flag] else {
+                throw CLIFailure.usage("unknown option --\(flag); `countersign serve --help` lists the settings")
+            }
+            let given = argument.contains("=")
+            waiting = given || setting.value == nil ? nil : setting
+            // swift-configuration finds a setting's flag by its name (`--keys`), whatever flag people type (`--key`).
+            forwarded.append("--" + setting.name + (given ? String(argument.drop { $0 != "=" }) : ""))
+        }
+        if let setting = waiting, forwarded.last == "--" + setting.name {
+            throw CLIFailure.usage("--\(setting.flag) needs a value (\(setting.value ?? ""))")
+        }
+        let flagNames = Dictionary(settings.map { ($0.name, $0.flag) }, uniquingKeysWith: { first, _ in first })
         var providers: [any ConfigProvider] = [
-            InMemoryProvider(name: "flags", values: values),
+            CommandLineArgumentsProvider(arguments: forwarded),
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "countersign"),
         ]
-        var sourceNames: [(String) -> String] = [flagName, Self.environmentName]
+        var sourceNames: [(String) -> String] = [{ "--" + (flagNames[$0] ?? $0) }, Self.environmentName]
         if let file {
             providers.append(file.provider)
             sourceNames.append { "\(file.path) \"\($0)\"" }

@@ -257,7 +257,8 @@ final class ConnectionLease: @unchecked Sendable {
     /// Waits up to `seconds` for a connection; past that the lease is abandoned and ``PostgresEngineError/poolExhausted(_:)``
     /// thrown.
     init(client: PostgresClient, within seconds: TimeInterval, maximumConnections: Int) throws {
-        let task = Task { [state, arrived] in
+        // High priority: a commit thread waits for this task, and under load the cooperative pool is full of requests.
+        let task = Task(priority: .high) { [state, arrived] in
             do {
                 try await client.withConnection { connection in
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
