@@ -534,51 +534,22 @@ public struct ReportReader: Sendable {
         return ReportTable(columns: Self.conversionColumns, rows: rows)
     }
 
-    /// The same page as ``conversions(_:after:limit:)`` written straight to CSV, for large exports.
-    /// Returns the CSV text (header first) and the last id on the page.
-    public func conversionsCSV(_ query: ReportQuery, after: Int64, limit: Int) async throws -> (csv: String, lastID: Int64?, rows: Int) {
-        let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: limit)
-        let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once) }
-        var csv = Self.conversionColumns.joined(separator: ",") + "\r\n"
-        csv.reserveCapacity(rows.count * 200)
-        for row in rows {
-            for (index, value) in row.values.enumerated() {
-                if index > 0 { csv += "," }
-                switch value {
-                case .null, .blob: break
-                case .integer(let integer): csv += String(integer)
-                case .real(let double): csv += ReportTable.number(double)
-                case .text(let text): csv += CSVField.text(text)
-                }
-            }
-            csv += "\r\n"
-        }
-        return (csv, try rows.last?.get(at: 0, as: Int64.self), rows.count)
-    }
-
-    /// Every conversion `query` selects, oldest first, as CSV (`csv`) or NDJSON, handed to `write` a page of `page`
-    /// rows at a time (by id cursor, so memory stays flat whatever the size; the CSV header once, first). Ends when the
-    /// rows end or `write` throws (the client went away: no further page is read).
-    public func exportConversions(_ query: ReportQuery, csv: Bool, page: Int = 10_000, write: (String) async throws -> Void) async throws {
+    /// Every conversion `query` selects, oldest first, in `format` (CSV or NDJSON; ``TableWriter``), handed to `write` a
+    /// page of `page` rows at a time (by id cursor, so memory stays flat whatever the size; the CSV header once, first).
+    /// Ends when the rows end or `write` throws (the client went away: no further page is read).
+    public func exportConversions(_ query: ReportQuery, format: TableWriter.Format, page: Int = 10_000,
+                                  write: ([UInt8]) async throws -> Void) async throws {
+        var writer = TableWriter(format: format, columns: Self.conversionColumns)
         var after: Int64 = 0
-        var first = true
         while true {
-            let text: String, last: Int64?, count: Int
-            if csv {
-                let chunk = try await conversionsCSV(query, after: after, limit: page)
-                // The header leads the first page only.
-                text = first ? chunk.csv : String(chunk.csv[chunk.csv.range(of: "\r\n")!.upperBound...])
-                (last, count) = (chunk.lastID, chunk.rows)
-            } else {
-                let table = try await conversions(query, after: after, limit: page)
-                text = table.rows.map { row in
-                    JSONValue.object(JSONObject(zip(table.columns, row).map { JSONMember(key: $0.0, value: $0.1) })).serialized + "\n"
-                }.joined()
-                (last, count) = (table.rows.last?.first?.int64, table.rows.count)
-            }
-            if first || count > 0 { try await write(text) }
-            first = false
-            guard count == page, let last else { return }
+            let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: page)
+            let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once) }
+            for row in rows { writer.append(values: row.values) }
+            let last = rows.count == page ? try rows.last?.get(at: 0, as: Int64.self) : nil
+            if last == nil { writer.finish() }
+            let text = writer.take()
+            if !text.isEmpty { try await write(text) }
+            guard let last else { return }
             after = last
         }
     }

@@ -1,7 +1,7 @@
 // The dashboard's pure functions, under node's test runner: `node --test Tests/Dashboard` (make test runs it).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addDays, apiRange, change, colours, csv, hasData, presetRange, previousRange, series, today, top } from '../../Sources/CountersignServer/Dashboard/logic.js';
+import { addDays, apiRange, change, colours, hasData, presetRange, previousRange, series, today, top } from '../../Sources/CountersignServer/Dashboard/logic.js';
 
 test('days move across months, years and leap days', () => {
   assert.equal(addDays('2026-11-30', 1), '2026-12-01');
@@ -46,11 +46,6 @@ test('a change needs something to compare with', () => {
   assert.equal(change(5, 0), null);
   assert.equal(change(null, 3), null);
   assert.equal(change('7.5', '5'), 0.5);
-});
-
-test('CSV quotes what must be quoted and defuses formulas', () => {
-  const text = csv([{ key: 'name' }, { key: 'count' }], [{ name: '=2+3', count: 5 }, { name: 'a,"b"', count: null }, { name: '-1', count: -1 }]);
-  assert.equal(text, 'name,count\r\n"\'=2+3",5\r\n"a,""b""",\r\n"\'-1",-1\r\n');
 });
 
 test('series add up rows that differ only elsewhere, in label order', () => {

@@ -15,21 +15,24 @@ import TestSupport
         _ = try store.ledger.persist(try EngineEqualityTests.traffic(count: 150))
         for parameters in [[("include_uncounted", "true")], [("protocol", "aak")], [("app", "10738027756"), ("window", "0")]] {
             let query = try ReportQuery.parse(parameters)
-            let whole = try await store.reports.conversionsCSV(query, after: 0, limit: 10_000)
-            var csv = ""
-            try await store.reports.exportConversions(query, csv: true, page: 7) { csv += $0 }
-            #expect(csv == whole.csv, "\(parameters)")
-            #expect(whole.rows > 7, "more than one page: \(parameters)")
+            // The whole page read as JSON cells and written as CSV: the export, written from database values a page of
+            // 7 at a time, must be the same bytes.
             let table = try await store.reports.conversions(query, after: 0, limit: 10_000)
+            var whole = TableWriter(format: .csv, columns: table.columns)
+            for row in table.rows { whole.append(row) }
+            var csv: [UInt8] = []
+            try await store.reports.exportConversions(query, format: .csv, page: 7) { csv += $0 }
+            #expect(csv == whole.take(), "\(parameters)")
+            #expect(table.rows.count > 7, "more than one page: \(parameters)")
             var ndjson = ""
-            try await store.reports.exportConversions(query, csv: false, page: 7) { ndjson += $0 }
+            try await store.reports.exportConversions(query, format: .ndjson, page: 7) { ndjson += String(decoding: $0, as: UTF8.self) }
             let lines = try ndjson.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
             #expect(lines == table.rows.map { row in .object(JSONObject(zip(table.columns, row).map { JSONMember(key: $0.0, value: $0.1) })) }, "\(parameters)")
         }
         // A client that goes away: the write fails, the export ends there and reads no further page.
         var pages = 0
         await #expect(throws: Gone.self) {
-            try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), csv: true, page: 7) { _ in
+            try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), format: .csv, page: 7) { _ in
                 pages += 1
                 if pages == 2 { throw Gone() }
             }

@@ -26,6 +26,6 @@ struct ExportCommand: AsyncParsableCommand {
         let store = try database.open()
         defer { store.close() }
         let query = try await filters.query(store)
-        try await store.reports.exportConversions(query, csv: format == "csv") { text in FileHandle.standardOutput.write(Data(text.utf8)) }
+        try await store.reports.exportConversions(query, format: format == "csv" ? .csv : .ndjson) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
     }
 }

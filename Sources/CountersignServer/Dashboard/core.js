@@ -1,6 +1,6 @@
 // The dashboard's shared parts: the URL state, the /v1 client, number formats, sections, tables and charts.
 // Pages (page-*.js) build their views from these and read nothing but the public API; pure logic is in logic.js.
-import { apiRange, change, colours, csv, hasData, presetRange, previousRange, series as seriesOf, today } from './logic.js';
+import { apiRange, change, colours, hasData, presetRange, previousRange, series as seriesOf, today } from './logic.js';
 
 /**
  * The filters every page may apply; each lives in the URL's query string. `from` and `to` are the first and the last
@@ -47,15 +47,24 @@ export const session = {
   set key(value) { if (value) sessionStorage.setItem(keyName, value); else sessionStorage.removeItem(keyName); },
 };
 
-/** GET /v1/`path` with `parameters` (empty ones left out) and the bearer key; the parsed JSON, or an APIError. */
-export async function api(path, parameters = {}) {
+/** The URL of GET /v1/`path` with `parameters`, empty ones left out. */
+function apiURL(path, parameters) {
   const url = new URL('/v1/' + path, location.origin);
   for (const [name, value] of Object.entries(parameters)) {
     if (value !== '' && value !== null && value !== undefined) url.searchParams.set(name, value);
   }
-  const response = await fetch(url, { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'application/json' } });
+  return url;
+}
+
+/**
+ * GET /v1/`path` with `parameters` (empty ones left out) and the bearer key; the parsed JSON, or an APIError. The
+ * answer remembers the request (`source`, not a member), so a table drawn from it downloads the same report as CSV.
+ */
+export async function api(path, parameters = {}) {
+  const response = await fetch(apiURL(path, parameters), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'application/json' } });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
+  Object.defineProperty(body, 'source', { value: { path, parameters }, enumerable: false });
   return body;
 }
 
@@ -173,11 +182,12 @@ export const emptyText = 'Nothing in these dates and filters. Widen the dates, c
 
 /**
  * A sortable table of `rows` (objects) under `columns` ({ key, label, kind: text|count|share|money, currency(row),
- * title: the key shown on hover, csvOnly: in the download, not on screen}), with a CSV download of exactly those rows;
- * `empty` is what it says without rows (by default: widen the dates or fill a trial). The sort is part of the URL (`sort=<id>.<column>.<asc|desc>`).
+ * title: the key shown on hover}); `report` is the API answer the rows come from, whose report the Download CSV button
+ * fetches from the API as CSV (the server writes every CSV; a table without a source has no download). `empty` is
+ * what it says without rows (by default: widen the dates or fill a trial). The sort is part of the URL
+ * (`sort=<id>.<column>.<asc|desc>`).
  */
-export function table(parent, { id, caption, columns: allColumns, rows, sort, empty = emptyText }) {
-  const columns = allColumns.filter((column) => !column.csvOnly);
+export function table(parent, { id, caption, columns, rows, report, sort, empty = emptyText }) {
   const [sortTable, sortKey, sortDirection] = sortOf(id, sort);
   let sorted = rows.slice();
   const sortColumn = sortTable === id ? columns.find((column) => column.key === sortKey) : null;
@@ -218,13 +228,14 @@ export function table(parent, { id, caption, columns: allColumns, rows, sort, em
   }
   if (!rows.length) body.append(element('tr', {}, element('td', { colspan: columns.length, class: 'empty', text: empty })));
   const tableNode = element('table', { id, 'data-rows': rows.length }, element('caption', { text: caption }), element('thead', {}, head), body);
-  const download = element('button', { type: 'button', text: 'Download CSV' });
-  download.addEventListener('click', () => downloadCSV(id, allColumns, sorted));
-  parent.append(element('div', { class: 'table-wrap' }, tableNode), element('div', { class: 'actions' }, download));
+  parent.append(element('div', { class: 'table-wrap' }, tableNode));
+  if (report?.source) {
+    const download = element('button', { type: 'button', text: 'Download CSV' });
+    download.addEventListener('click', () => downloadCSV(id, report.source).catch((error) => download.replaceWith(element('p', { class: 'error', text: error.message }))));
+    parent.append(element('div', { class: 'actions' }, download));
+  }
   return tableNode;
 }
-
-export { csv };
 
 /** The sort of table `id`: the URL's (`sort=<id>.<column>.<asc|desc>`), else the table's default `[column, direction]`. */
 function sortOf(id, fallback) {
@@ -233,8 +244,14 @@ function sortOf(id, fallback) {
   return fallback ? [id, ...fallback] : parts;
 }
 
-function downloadCSV(id, columns, rows) {
-  const link = element('a', { href: URL.createObjectURL(new Blob([csv(columns, rows)], { type: 'text/csv' })), download: `${id}.csv` });
+/** Saves the API's CSV of the report `source` names as `<id>.csv`. */
+async function downloadCSV(id, { path, parameters }) {
+  const response = await fetch(apiURL(path, { ...parameters, format: 'csv' }), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'text/csv' } });
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
+  }
+  const link = element('a', { href: URL.createObjectURL(await response.blob()), download: `${id}.csv` });
   document.body.append(link);
   link.click();
   link.remove();

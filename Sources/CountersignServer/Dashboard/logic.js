@@ -1,4 +1,4 @@
-// The dashboard's pure functions: date ranges, comparisons, CSV, chart series, top-N and colours. No DOM and no
+// The dashboard's pure functions: date ranges, comparisons, chart series, top-N and colours. No DOM and no
 // fetch, so node's test runner checks them (Tests/Dashboard/logic.test.mjs).
 
 /** A day (YYYY-MM-DD) moved by `days` days. */
@@ -60,20 +60,6 @@ export function change(current, previous) {
   const before = Number(previous), now = Number(current);
   if (!Number.isFinite(before) || !Number.isFinite(now) || before === 0) return null;
   return (now - before) / Math.abs(before);
-}
-
-/**
- * CSV text (RFC 4180) of `rows` under `columns` ({ key }), raw values as the API gave them. As the server's CSV does,
- * text that a spreadsheet would run as a formula (it begins with =, +, -, @, a tab or a carriage return) gets a
- * leading ' and quotes: much of it comes from whoever sent the postback. Numbers are written unchanged.
- */
-export function csv(columns, rows) {
-  const field = (value) => {
-    const text = value === null || value === undefined ? '' : String(value);
-    const formula = typeof value === 'string' && /^[=+\-@\t\r]/.test(text);
-    return formula || /[",\r\n]/.test(text) ? '"' + (formula ? "'" : '') + text.replaceAll('"', '""') + '"' : text;
-  };
-  return [columns.map((column) => field(column.key)).join(','), ...rows.map((row) => columns.map((column) => field(row[column.key])).join(','))].join('\r\n') + '\r\n';
 }
 
 /** A value as a label: '–' for none. */

@@ -30,7 +30,7 @@ export default {
         datasets: [{ label: 'Attributed', data: campaigns.map((row) => Number(row.attributed)) }] },
       options: { indexAxis: 'y', scales: { x: { beginAtZero: true } } },
     });
-    table(records, { id: 'apple-ads', caption: 'Attribution records by campaign, ad group and keyword', rows: attributions.rows,
+    table(records, { id: 'apple-ads', caption: 'Attribution records by campaign, ad group and keyword', rows: attributions.rows, report: attributions,
       empty: 'No Apple Ads attribution in these dates: records come from the AdServices tokens apps send (docs/apple-ads.md).', columns: [
       { key: 'campaign_id', label: 'Campaign' }, { key: 'campaign_name', label: 'Campaign name' },
       { key: 'ad_group_id', label: 'Ad group' }, { key: 'ad_group_name', label: 'Ad group name' },
@@ -50,7 +50,7 @@ export default {
     ] });
 
     const failed = section(main, 'Recent failures');
-    table(failed, { id: 'job-failures', caption: 'The latest failed token jobs', rows: failures.rows, empty: 'No token job has failed.', columns: [
+    table(failed, { id: 'job-failures', caption: 'The latest failed token jobs', rows: failures.rows, report: failures, empty: 'No token job has failed.', columns: [
       { key: 'id', label: 'Job' }, { key: 'app', label: 'App' }, { key: 'received_at', label: 'Received' },
       { key: 'attempts', label: 'Attempts', kind: 'count' }, { key: 'last_answer', label: 'Last answer' },
       { key: 'failure_reason', label: 'Reason' },

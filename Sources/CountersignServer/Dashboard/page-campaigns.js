@@ -64,8 +64,8 @@ export default {
 
     const tree = section(main, 'Campaigns', { wide: true, note: 'Names come from the name registry, then the app\'s schema, then Apple Ads placements, else the digits. Revenue is a low–high range in each row\'s currency. Every column sorts.' });
     picker(tree, 'Down to: ', 'level', { campaign: 'campaign', ad_group: 'ad group', creative: 'creative' }, level);
-    table(tree, { id: 'campaigns', caption: `Counted conversions by ${level.replace('_', ' ')}`, rows: sources.rows, sort: ['installs', 'desc'], columns: [
-      ...levels[level].map((key) => ({ key, label: labels[key], csvOnly: key === 'ad_network', title: key === 'ad_network_name' ? 'ad_network' : null })),
+    table(tree, { id: 'campaigns', caption: `Counted conversions by ${level.replace('_', ' ')}`, rows: sources.rows, report: sources, sort: ['installs', 'desc'], columns: [
+      ...levels[level].filter((key) => key !== 'ad_network').map((key) => ({ key, label: labels[key], title: key === 'ad_network_name' ? 'ad_network' : null })),
       { key: 'currency', label: 'Currency' },
       { key: 'installs', label: 'Installs', kind: 'count' }, { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'events', label: 'Events', kind: 'count' },
@@ -79,7 +79,7 @@ export default {
       type: 'bar', data: windowData,
       options: { scales: { x: { stacked: true, title: { display: true, text: 'Window' } }, y: { stacked: true, beginAtZero: true } } },
     });
-    table(byWindow, { id: 'windows', caption: 'Postbacks by window, kind of value and currency', rows: windows.rows, columns: [
+    table(byWindow, { id: 'windows', caption: 'Postbacks by window, kind of value and currency', rows: windows.rows, report: windows, columns: [
       { key: 'window', label: 'Window', kind: 'count' }, { key: 'value_kind', label: 'Value' }, { key: 'currency', label: 'Currency' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'events', label: 'Events', kind: 'count' },
       { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' }, { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },

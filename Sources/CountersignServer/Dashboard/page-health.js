@@ -26,7 +26,7 @@ function renderSetup(main, status) {
     { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last copy' }, { key: 'last_received_at', label: 'Last postback' },
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification', kind: 'share' },
   ] });
-  table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, columns: [
+  table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, report: status, columns: [
     { key: 'app_name', label: 'App' }, { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' },
     { key: 'ad_network', label: 'Ad network' }, { key: 'channel', label: 'Channel' }, { key: 'last_received_at', label: 'Last received' },
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'verified', label: 'Verified', kind: 'count' },
@@ -45,13 +45,13 @@ function renderOutcomes(main, outcomes, reasons, waiting) {
   });
 
   const why = section(main, 'Outcomes and reasons');
-  table(why, { id: 'reasons', caption: 'Postbacks by outcome and reason', rows: reasons.rows, columns: [
+  table(why, { id: 'reasons', caption: 'Postbacks by outcome and reason', rows: reasons.rows, report: reasons, columns: [
     { key: 'status', label: 'Outcome' }, { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
   ] });
 
   const keys = section(main, 'Unverifiable postbacks waiting for a key', { wide: true,
     note: 'Kept and never counted: unknown_kid names a key Countersign does not pin, unknown_version a SKAdNetwork version this build does not know. Once Apple publishes the key (or a SKAdNetwork version this build knows), pin it and run countersign reverify: they are checked again and counted if genuine.' });
-  table(keys, { id: 'unverifiable', caption: 'Unverifiable postbacks by protocol, version and reason', rows: waiting.rows, columns: [
+  table(keys, { id: 'unverifiable', caption: 'Unverifiable postbacks by protocol, version and reason', rows: waiting.rows, report: waiting, columns: [
     { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' }, { key: 'reason', label: 'Reason' },
     { key: 'postbacks', label: 'Postbacks', kind: 'count' },
   ] });

@@ -96,12 +96,12 @@ export default {
       type: 'bar', data: series(intake.rows, 'day', 'status', 'postbacks', (status) => statusNames[status] || status),
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
-    table(outcomes, { id: 'outcomes', caption: 'Postbacks by day and outcome', rows: intake.rows, columns: [
+    table(outcomes, { id: 'outcomes', caption: 'Postbacks by day and outcome', rows: intake.rows, report: intake, columns: [
       { key: 'day', label: 'Day' }, { key: 'status', label: 'Outcome' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
     ] });
 
     const reasons = section(main, 'Rejected, by reason');
-    table(reasons, { id: 'rejected', caption: 'Rejected bodies by reason', rows: rejected.rows, empty: 'Nothing rejected in these dates: every body was a postback that verified or was kept to check later.', columns: [
+    table(reasons, { id: 'rejected', caption: 'Rejected bodies by reason', rows: rejected.rows, report: rejected, empty: 'Nothing rejected in these dates: every body was a postback that verified or was kept to check later.', columns: [
       { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Bodies', kind: 'count' },
     ] });
 
@@ -110,7 +110,7 @@ export default {
       type: 'line', data: series(byDay.rows, 'day', 'protocol', 'postbacks', (name) => (name === 'aak' ? 'AdAttributionKit' : 'SKAdNetwork')),
       options: { scales: { y: { beginAtZero: true } } },
     });
-    table(protocols, { id: 'protocols', caption: 'Counted conversions by day, protocol and currency', rows: byDay.rows, columns: [
+    table(protocols, { id: 'protocols', caption: 'Counted conversions by day, protocol and currency', rows: byDay.rows, report: byDay, columns: [
       { key: 'day', label: 'Day' }, { key: 'protocol', label: 'Protocol' }, { key: 'currency', label: 'Currency' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'installs', label: 'Installs', kind: 'count' },
       { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
@@ -136,7 +136,7 @@ export default {
         backgroundColor: colours(tierValues.length),
       }] },
     });
-    table(tiers, { id: 'tiers', caption: 'Postbacks by tier and currency', rows: byTier.rows, columns: [
+    table(tiers, { id: 'tiers', caption: 'Postbacks by tier and currency', rows: byTier.rows, report: byTier, columns: [
       { key: 'tier', label: 'Tier', kind: 'count' }, { key: 'currency', label: 'Currency' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
       { key: 'share_without_value', label: 'Without a value', kind: 'share' },
     ] });

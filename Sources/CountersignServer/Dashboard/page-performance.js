@@ -48,7 +48,7 @@ export default {
       ] },
       options: { scales: { y: { beginAtZero: true } } },
     });
-    table(head, { id: 'gap', caption: 'The gap by ad network, and the postbacks behind it', rows: networks.rows, columns: [
+    table(head, { id: 'gap', caption: 'The gap by ad network, and the postbacks behind it', rows: networks.rows, report: networks, columns: [
       { key: 'ad_network_name', label: 'Ad network' }, { key: 'installs', label: 'Verified installs', kind: 'count' },
       { key: 'claimed_installs', label: 'Claimed installs', kind: 'count' }, { key: 'install_gap', label: 'Gap', kind: 'count' },
       ratio('install_ratio', 'Signed share'), { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
@@ -67,7 +67,7 @@ export default {
       const drill = section(main, `Verified first-window postbacks of ${network}`, { wide: true,
         note: 'The winning first-window install postbacks that count, as verified installs does, by the day they arrived; the first 200, oldest first: each identifier opens its lookup (every copy received, the verification report). To check a network\'s own list of identifiers: countersign reconcile (docs/cli.md).' });
       const rows = list.rows.map((row) => ({ ...row, identifier: row.postback_identifier }));
-      const node = table(drill, { id: 'drill', caption: `Postbacks of ${network}`, rows, columns: [
+      const node = table(drill, { id: 'drill', caption: `Postbacks of ${network}`, rows, report: list, columns: [
         { key: 'received_at', label: 'Received' }, { key: 'identifier', label: 'Postback identifier' }, { key: 'protocol', label: 'Protocol' },
         { key: 'campaign', label: 'Campaign' }, { key: 'conversion_class', label: 'Class' }, { key: 'did_win', label: 'Won', kind: 'count' },
         { key: 'countable', label: 'Counts', kind: 'count' }, { key: 'duplicates', label: 'Duplicates', kind: 'count' },
@@ -80,11 +80,11 @@ export default {
 
     const spend = section(main, 'Spend and return by app and campaign', { wide: true,
       note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value. Empty: no spend imported, or amounts in several currencies (see note).' });
-    table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, columns: [
+    table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, report: campaigns, columns: [
       { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'campaign', label: 'Campaign' }, { key: 'currency', label: 'Currency' },
       { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
       money('spend', 'Spend'), money('ecpi', 'eCPI'), money('cpi', 'CPI'), money('revenue_mid', 'Revenue (middle)'),
-      { ...ratio('roas_min', 'ROAS low'), csvOnly: true }, ratio('roas_mid', 'ROAS (middle)'), { ...ratio('roas_max', 'ROAS high'), csvOnly: true },
+      ratio('roas_mid', 'ROAS (middle)'),
       money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
     ] });
 

@@ -35,7 +35,7 @@ export default {
       })) },
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
-    table(coarse, { id: 'coarse-values', caption: 'Coarse values by window and currency', rows: coarseRows, columns: [
+    table(coarse, { id: 'coarse-values', caption: 'Coarse values by window and currency', rows: coarseRows, report: values, columns: [
       { key: 'window', label: 'Window', kind: 'count' }, { key: 'value', label: 'Coarse value' }, { key: 'currency', label: 'Currency' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' },
       { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },
@@ -53,7 +53,7 @@ export default {
       data: { labels: tierValues.map((tier) => `Tier ${tier}`), datasets: [{ label: 'Share without a value', data: shares, backgroundColor: '#9aa5b1' }] },
       options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true, max: 1, ticks: { format: { style: 'percent' } } } } },
     });
-    table(nulls, { id: 'null-share', caption: 'Postbacks and the share without a value, by tier and currency', rows: tiers.rows, columns: [
+    table(nulls, { id: 'null-share', caption: 'Postbacks and the share without a value, by tier and currency', rows: tiers.rows, report: tiers, columns: [
       { key: 'tier', label: 'Tier', kind: 'count' }, { key: 'currency', label: 'Currency' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
       { key: 'share_without_value', label: 'Without a value', kind: 'share' },
     ] });

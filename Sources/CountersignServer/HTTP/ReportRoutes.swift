@@ -19,12 +19,6 @@ enum ReportRoutes {
             try context.requireApp(query.app)
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "conversion")
-            if format == .csv {
-                let page = try await store.reports.conversionsCSV(query, after: after, limit: limit)
-                var headers = HTTPFields()
-                if page.rows == limit, let last = page.lastID { headers[.init("Next-After")!] = String(last) }
-                return JSONResponse.make(text: page.csv, contentType: format.contentType, headers: headers)
-            }
             let table = try await store.reports.conversions(query, after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
             var headers = HTTPFields()
@@ -40,16 +34,17 @@ enum ReportRoutes {
         api.read.get("conversions/export") { request, context in
             let (query, _) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
-            let csv: Bool
+            let format: ReportFormat
             switch request.uri.queryParameters.get("format") ?? "csv" {
-            case "csv": csv = true
-            case "ndjson": csv = false
+            case "csv": format = .csv
+            case "ndjson": format = .ndjson
             default: throw APIError(.badRequest, .badParameter, "format: an export is csv or ndjson")
             }
-            let format: ReportFormat = csv ? .csv : .ndjson
             return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
                             body: ResponseBody { writer in
-                try await store.reports.exportConversions(query, csv: csv) { text in try await writer.write(ByteBuffer(string: text)) }
+                try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson) { bytes in
+                    try await writer.write(ByteBuffer(bytes: bytes))
+                }
                 try await writer.finish(nil)
             })
         }

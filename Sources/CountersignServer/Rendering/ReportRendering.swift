@@ -43,52 +43,24 @@ package enum ReportFormat: String, CaseIterable {
 
     /// Renders `table`; JSON wraps the rows in `{"rows": [...]}` plus `extra` members. A table with a time zone states
     /// it: JSON as `time_zone`, the terminal table on its last line (CSV and NDJSON rows have no place for it; the HTTP
-    /// API sends it as a header).
+    /// API sends it as a header). CSV, NDJSON and JSON are written by ``TableWriter``, as every export is.
     package func render(_ table: ReportTable, extra: [JSONMember] = []) -> String {
+        let format: TableWriter.Format
         switch self {
-        case .json:
-            var document = JSONObject([JSONMember(key: "rows", value: .array(table.rows.map { Self.object(table.columns, $0) }))])
-            if let zone = table.timeZone { document.members.append(JSONMember(key: "time_zone", value: .string(zone))) }
-            document.members += extra
-            return JSONValue.object(document).serialized + "\n"
-        case .ndjson:
-            return table.rows.map { Self.object(table.columns, $0).serialized + "\n" }.joined()
-        case .csv:
-            var output = table.columns.joined(separator: ",") + "\r\n"
-            for row in table.rows { output += row.map(Self.csvField).joined(separator: ",") + "\r\n" }
-            return output
+        case .json: format = .json
+        case .ndjson: format = .ndjson
+        case .csv: format = .csv
         case .table:
-            let cells = [table.columns] + table.rows.map { $0.map { ControlCharacters.escaped(Self.plain($0)) } }
+            let cells = [table.columns] + table.rows.map { $0.map { ControlCharacters.escaped(TableWriter.plain($0)) } }
             let widths = table.columns.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
             return cells.map { row in
                 let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 return String(line.reversed().drop { $0 == " " }.reversed())
             }.joined(separator: "\n") + "\n" + (table.timeZone.map { "(days and weeks in \($0))\n" } ?? "")
         }
+        var writer = TableWriter(format: format, columns: table.columns)
+        for row in table.rows { writer.append(row) }
+        writer.finish(extra: (table.timeZone.map { [JSONMember(key: "time_zone", value: .string($0))] } ?? []) + extra)
+        return String(decoding: writer.take(), as: UTF8.self)
     }
-
-    private static func object(_ columns: [String], _ row: [JSONValue]) -> JSONValue {
-        .object(JSONObject(zip(columns, row).map { JSONMember(key: $0.0, value: $0.1) }))
-    }
-
-    /// A cell as text: a list of plain values joined with commas (`read,schemas`), other lists and objects as JSON.
-    private static func plain(_ value: JSONValue) -> String {
-        switch value {
-        case .null: ""
-        case .string(let text): text
-        case .array(let items) where items.allSatisfy({ if case .array = $0 { false } else if case .object = $0 { false } else { true } }):
-            items.map(plain).joined(separator: ",")
-        default: value.serialized
-        }
-    }
-
-    /// Numbers and booleans are written as they are; every other cell goes through ``CSVField`` (quoting and
-    /// formula neutralising).
-    private static func csvField(_ value: JSONValue) -> String {
-        switch value {
-        case .null, .number, .bool: plain(value)
-        default: CSVField.text(plain(value))
-        }
-    }
-
 }
