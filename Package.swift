@@ -127,7 +127,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "StoreTests", dependencies: [
-            "Store", "Postback", "PostbackMint", "AdServices", "Spend", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            "Store", "Postback", "PostbackMint", "AdServices", "Spend", "TestSupport", "CountersignServer", .product(name: "GRDB", package: "GRDB.swift"),
         ], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",

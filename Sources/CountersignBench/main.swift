@@ -140,7 +140,7 @@ if arguments[1] == "store" {
         let postback = try distinct.next()
         let result = verifier.verify(postback.body, expecting: nil)
         let decision = TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result)
-        intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: postback.body, result: result, decision: decision))
+        intakes.append(Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: .any, body: postback.body, result: result, decision: decision))
     }
     let store = try openStore(path)
     let started = DispatchTime.now().uptimeNanoseconds
@@ -182,7 +182,7 @@ if arguments[1] == "count", ["store", "prepare"].contains(arguments[2]) {
     let batches = (0..<iterations).map { batch in
         bodies[(batch * 256)..<((batch + 1) * 256)].map { body in
             let result = verifier.verify(body, expecting: nil)
-            return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: "any", body: body, result: result,
+            return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1", route: .any, body: body, result: result,
                           decision: TrustPolicy(allowDevelopment: false, acceptedAdNetworks: []).decide(result))
         }
     }

@@ -123,29 +123,6 @@ public struct AttributionReportQuery: Sendable, Equatable {
 
     public init() {}
 
-    /// Parses `by`, `from`, `to`, `tz`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are
-    /// refused unless in `extraAllowed`.
-    public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> AttributionReportQuery {
-        var query = AttributionReportQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
-            switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
-            case "app": query.app = value
-            case "source":
-                guard ["adservices", "iad"].contains(value) else { throw ReportQuery.Problem(parameter: name, message: "must be adservices or iad") }
-                query.source = value
-            case "include_test": query.includeTest = try QueryParameter.flag(name, value)
-            case "include_client_reported": query.includeClientReported = try QueryParameter.flag(name, value)
-            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            default:
-                if !extraAllowed.contains(name) { throw ReportQuery.Problem(parameter: name, message: "unknown parameter") }
-            }
-        }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
-    }
 
     /// The `apple_ads_attributions` view with the names read from Apple's API beside each record's ids.
     static let recordsWithNames = """

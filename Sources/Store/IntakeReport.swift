@@ -70,35 +70,6 @@ public struct IntakeQuery: Sendable, Equatable {
 
     public init() {}
 
-    /// Parses `from`, `to`, `tz`, `app`, `ad_network`, `protocol`, `environment`, `window`, `status` and `by`; unknown names are
-    /// refused unless in `extraAllowed`.
-    public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> IntakeQuery {
-        var query = IntakeQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
-            func fail(_ message: String) -> ReportQuery.Problem { ReportQuery.Problem(parameter: name, message: message) }
-            switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
-            case "app": query.app = try QueryParameter.app(name, value)
-            case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
-            case "protocol": query.family = try QueryParameter.family(name, value)
-            case "environment": query.environment = try QueryParameter.environment(name, value)
-            case "window": query.window = try QueryParameter.window(name, value)
-            case "status":
-                guard let status = Status(rawValue: value) else {
-                    throw fail("must be one of \(Status.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                query.status = status
-            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            default:
-                if extraAllowed.contains(name) { continue }
-                throw fail("unknown parameter")
-            }
-        }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
-    }
 
     /// The grouping: the dimensions asked for, or `status` when none was.
     public var grouping: [Dimension] { groupBy.isEmpty ? [.status] : groupBy }

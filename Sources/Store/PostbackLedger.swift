@@ -11,8 +11,8 @@ public struct Intake: Sendable {
     public let receivedAt: Date
     /// The peer's address, if known.
     public let remoteAddress: String?
-    /// The route (`aak`, `skan` or `any`).
-    public let route: String
+    /// The path it arrived at.
+    public let route: IntakeRoute
     /// The body exactly as received.
     public let body: [UInt8]
     /// What verification found.
@@ -32,7 +32,7 @@ public struct Intake: Sendable {
     var decoding: PostbackDecoding?
 
     /// Creates an intake and prepares its row.
-    public init(receivedAt: Date, remoteAddress: String?, route: String, body: [UInt8], result: VerificationResult, decision: PolicyDecision) {
+    public init(receivedAt: Date, remoteAddress: String?, route: IntakeRoute, body: [UInt8], result: VerificationResult, decision: PolicyDecision) {
         self.receivedAt = receivedAt
         self.remoteAddress = remoteAddress
         self.route = route
@@ -295,7 +295,7 @@ public struct PostbackLedger: Sendable {
     static let receiptSQL = "INSERT INTO receipts (\(receiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     static func receiptArguments(_ intake: Intake, disposition: Disposition) -> [any SQLValueConvertible] {
-        [intake.receivedAtText, intake.remoteAddress, intake.route, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue,
+        [intake.receivedAtText, intake.remoteAddress, intake.route.rawValue, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue,
          intake.claimed?.identifier, intake.claimed?.adNetwork, intake.claimed?.app, intake.claimed?.source]
     }
 
@@ -304,8 +304,15 @@ public struct PostbackLedger: Sendable {
         try db.insert(receiptSQL, receiptArguments(intake, disposition: disposition)) ?? 0
     }
 
+    /// The route a stored row names; one no build wrote is the database changed under the store.
+    private static func route(_ row: SQLRow) throws -> IntakeRoute {
+        let text = try row.get("route", as: String.self)
+        guard let route = IntakeRoute(rawValue: text) else { throw SQLValueMismatch(column: "route", found: .text(text), expected: "aak, skan or any") }
+        return route
+    }
+
     /// Re-checks every unverifiable postback with `check` and records what it finds now.
-    public func reverify(_ check: @escaping @Sendable (_ route: String, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
+    public func reverify(_ check: @escaping @Sendable (_ route: IntakeRoute, _ body: [UInt8]) -> (VerificationResult, PolicyDecision)) async throws -> ReverifySummary {
         let rows = try await engine.read { db in
             try db.rows("SELECT p.id, p.route, r.body, p.received_at, p.receipt_id FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.outcome = 'unverifiable' ORDER BY p.id", [])
         }
@@ -313,7 +320,7 @@ public struct PostbackLedger: Sendable {
         for row in rows {
             summary.checked += 1
             let id = try row.get("id", as: Int64.self)
-            let route = try row.get("route", as: String.self)
+            let route = try Self.route(row)
             let body = try row.get("body", as: Data.self)
             let receivedAt = try row.get("received_at", as: String.self)
             let (result, decision) = check(route, Array(body))
@@ -409,10 +416,10 @@ public struct PostbackLedger: Sendable {
         for id in ids {
             guard let row = try db.row("SELECT r.body, p.route, p.received_at FROM postbacks p JOIN receipts r ON r.id = p.receipt_id WHERE p.id = ?", [id]) else { continue }
             let body = try row.get("body", as: Data.self)
-            let route = try row.get("route", as: String.self)
+            let route = try Self.route(row)
             let receivedAt = try row.get("received_at", as: String.self)
             // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
-            guard let postback = verifier.verify(Array(body), expecting: PostbackProtocol(rawValue: route)).postback,
+            guard let postback = verifier.verify(Array(body), expecting: route.expected).postback,
                   let time = Timestamp.parse(receivedAt) else { continue }
             try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
             written += 1

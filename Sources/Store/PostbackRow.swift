@@ -8,7 +8,7 @@ struct PostbackRow: Sendable {
     let values: [SQLValue]
     let contentHash: Data
 
-    init(postback: Postback, intake: (route: String, result: VerificationResult, decision: PolicyDecision), receivedAt: String, reason: String?) {
+    init(postback: Postback, intake: (route: IntakeRoute, result: VerificationResult, decision: PolicyDecision), receivedAt: String, reason: String?) {
         var countable = false
         if case .accept(let isCountable, _) = intake.decision { countable = isCountable }
         var keyID: String?
@@ -58,7 +58,7 @@ struct PostbackRow: Sendable {
             ("tier_max", tier.maximum),
             ("signed_json", signedJSON),
             ("unsigned_json", unsignedJSON),
-            ("route", intake.route),
+            ("route", intake.route.rawValue),
             ("content_hash", contentHash),
         ]
         assert(named.map(\.column) + ["receipt_id"] == Self.columnNames, "PostbackRow values and columnNames disagree")

@@ -92,12 +92,17 @@ public struct StoreCopier: Sendable {
             let inTarget = try await target.engine.read { try $0.value(count, as: Int.self) } ?? 0
             if inSource != inTarget { differences.append(Difference(what: "\(table) rows", source: String(inSource), target: String(inTarget))) }
         }
-        for parameters in [[("include_uncounted", "true"), ("by", "day,app,ad_network,environment")], [("by", "campaign,window,event")]] {
-            let query = try ReportQuery.parse(parameters)
+        var everything = ReportQuery()
+        everything.includeUncounted = true
+        everything.groupBy = [.day, .app, .adNetwork, .environment]
+        var events = ReportQuery()
+        events.groupBy = [.campaign, .window, .event]
+        for query in [everything, events] {
             let fromSource = try await source.reports.report(query)
             let fromTarget = try await target.reports.report(query)
             if fromSource.rows != fromTarget.rows {
-                differences.append(Difference(what: "report by \(parameters.last!.1)", source: "\(fromSource.rows.count) rows", target: "\(fromTarget.rows.count) rows"))
+                let grouping = query.groupBy.map(\.rawValue).joined(separator: ",")
+                differences.append(Difference(what: "report by \(grouping)", source: "\(fromSource.rows.count) rows", target: "\(fromTarget.rows.count) rows"))
             }
         }
         return differences

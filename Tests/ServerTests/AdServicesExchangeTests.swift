@@ -272,7 +272,7 @@ import TestSupport
         }
         let withTest = try await store.attributions.report(try AttributionReportQuery.parse([("by", "campaign"), ("include_test", "true")]))
         #expect(withTest.rows.count == 4)
-        #expect(throws: ReportQuery.Problem.self) { try AttributionReportQuery.parse([("by", "campaign;DROP")]) }
+        #expect(throws: QueryProblem.self) { try AttributionReportQuery.parse([("by", "campaign;DROP")]) }
         // Days in a time zone: 23:30 UTC on 1 November is 2 November in Berlin (UTC+1) and 1 November in New York.
         try await store.engine.write { db in try db.execute("UPDATE attribution_records SET received_at = '2026-11-01T23:30:00.000Z'", []) }
         for (zone, day) in [("UTC", "2026-11-01"), ("Europe/Berlin", "2026-11-02"), ("America/New_York", "2026-11-01")] {

@@ -40,7 +40,7 @@ import TestSupport
         let verifier = PostbackVerifier(keyRing: LiveServer().keyRing)
         func intake(_ body: [UInt8], daysAgo: Double) -> Intake {
             let result = verifier.verify(body)
-            return Intake(receivedAt: Date().addingTimeInterval(-daysAgo * 86_400), remoteAddress: "192.0.2.1", route: "aak", body: body,
+            return Intake(receivedAt: Date().addingTimeInterval(-daysAgo * 86_400), remoteAddress: "192.0.2.1", route: .aak, body: body,
                           result: result, decision: TrustPolicy().decide(result))
         }
         let genuine = Array(buffer: try LiveServer.aak("R-1"))

@@ -66,7 +66,7 @@ import TestSupport
                 body = try Mint.aak(fields, key: signer, keyID: keyID)
                 family = .aak
             }
-            let route = sent.channel == .forwarded ? "any" : family.rawValue
+            let route = sent.channel == .forwarded ? IntakeRoute.any : IntakeRoute(family)
             let result = verifier.verify(body, expecting: family)
             var intake = Intake(receivedAt: at, remoteAddress: nil, route: route, body: body, result: result, decision: policy.decide(result))
             if intake.isRejected { intake.claimed = ClaimedIdentity.read(body) }

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import JWS
 import Testing

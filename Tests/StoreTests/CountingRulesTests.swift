@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import JWS
 import Postback
@@ -29,7 +30,7 @@ import TestSupport
                     fields.adNetworkID = network
                     let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
                     let result = verifier.verify(body)
-                    intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: policy.decide(result)))
+                    intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: .aak, body: body, result: result, decision: policy.decide(result)))
                 }
             }
         }
@@ -106,7 +107,7 @@ extension JSONValue {
             fields.sourceIdentifier = "10"
             let body = try Mint.skan(fields, key: key)
             let result = verifier.verify(body)
-            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: "skan", body: body, result: result, decision: TrustPolicy().decide(result)))
+            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: .skan, body: body, result: result, decision: TrustPolicy().decide(result)))
         }
         #expect(try store.ledger.persist(intakes) == [.stored, .stored, .stored])
         let table = try await store.reports.report(try ReportQuery.parse([("by", "protocol,campaign_name")]))
@@ -137,7 +138,7 @@ extension JSONValue {
             if version != .v4_0 { fields.postbackSequenceIndex = 0 }
             let body = try Mint.skan(fields, key: key)
             let result = verifier.verify(body)
-            intakes.append(Intake(receivedAt: time, remoteAddress: nil, route: "skan", body: body, result: result, decision: TrustPolicy().decide(result)))
+            intakes.append(Intake(receivedAt: time, remoteAddress: nil, route: .skan, body: body, result: result, decision: TrustPolicy().decide(result)))
         }
         try add("V-0", window: 0)
         try add("V-1", window: 1)

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -45,7 +46,7 @@ import TestSupport
             let simulated = index % 25 == 7 ? try stranger.next() : try simulation.next()
             let result = verifier.verify(simulated.body)
             return Intake(receivedAt: start.addingTimeInterval(Double(index) * 4 * 86_400 / Double(count)), remoteAddress: nil,
-                          route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result))
+                          route: IntakeRoute(simulated.family), body: simulated.body, result: result, decision: TrustPolicy().decide(result))
         }
     }
 

@@ -19,7 +19,7 @@ import TestSupport
 
     func intake(_ body: [UInt8]) -> Intake {
         let result = verifier.verify(body)
-        return Intake(receivedAt: Date(), remoteAddress: nil, route: "any", body: body, result: result,
+        return Intake(receivedAt: Date(), remoteAddress: nil, route: .any, body: body, result: result,
                       decision: TrustPolicy(allowDevelopment: true).decide(result))
     }
 

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -16,7 +17,7 @@ import TestSupport
 
     func intake(_ body: [UInt8], with verifier: PostbackVerifier? = nil) -> Intake {
         let result = (verifier ?? self.verifier).verify(body)
-        return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1:1", route: "any", body: body, result: result, decision: TrustPolicy().decide(result))
+        return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1:1", route: .any, body: body, result: result, decision: TrustPolicy().decide(result))
     }
 
     func aak(_ label: String, keyID: String = "net/0", key: ECPrivateKey = key, _ change: (inout AAKPostbackFields) -> Void = { _ in }) throws -> [UInt8] {

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import GRDB
 import Testing
@@ -68,7 +69,7 @@ import TestSupport
                 fields.sourceIdentifier = "1023"
                 let body = try Mint.aak(fields, key: key, keyID: "net/0")
                 let result = verifier.verify(body)
-                intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result)))
+                intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result)))
             }
         }
         // Half folded into the rollup, half not yet: reports add the two parts.
@@ -115,7 +116,7 @@ import TestSupport
         let euros = try await store.reports.report(try ReportQuery.parse([("currency", "eur")]))
         #expect(euros.rows.count == 1)
         #expect(Self.decimal(euros.rows.first?[euros.columns.firstIndex(of: "revenue_min")!]) == byCurrency["EUR"]?.min)
-        #expect(throws: ReportQuery.Problem.self) { try ReportQuery.parse([("currency", "euro")]) }
+        #expect(throws: QueryProblem.self) { try ReportQuery.parse([("currency", "euro")]) }
 
         // The analyst views: conversions_daily has a row per app and currency with exact sums; the live rollup keeps
         // currencies apart in whole millionths.

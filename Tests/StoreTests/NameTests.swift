@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -16,7 +17,7 @@ import TestSupport
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         func intake(_ body: [UInt8]) -> Intake {
             let result = verifier.verify(body)
-            return Intake(receivedAt: Date(), remoteAddress: nil, route: "any", body: body, result: result, decision: TrustPolicy().decide(result))
+            return Intake(receivedAt: Date(), remoteAddress: nil, route: .any, body: body, result: result, decision: TrustPolicy().decide(result))
         }
         var intakes: [Intake] = []
         // Campaign 12 on two networks, 3 and 2 postbacks; campaign 13 on the first, named by nobody.

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import JWS
 import Postback
@@ -36,7 +37,7 @@ import TestSupport
         for sent in ledger.sent {
             let result = verifier.verify(sent.body, expecting: sent.family)
             // Development postbacks accepted (the setting allow-development): stored, never counted.
-            var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: sent.family.rawValue, body: sent.body, result: result,
+            var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: IntakeRoute(sent.family), body: sent.body, result: result,
                                 decision: TrustPolicy(allowDevelopment: true).decide(result))
             if intake.isRejected { intake.claimed = ClaimedIdentity.read(sent.body) }
             intakes.append(intake)

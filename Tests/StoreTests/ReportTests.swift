@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -71,7 +72,7 @@ struct ReportFixture {
             let simulated = try simulation.next()
             sent.append(try SentPostback(simulated))
             let result = verifier.verify(simulated.body)
-            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: simulated.family.rawValue, body: simulated.body, result: result, decision: TrustPolicy().decide(result)))
+            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: IntakeRoute(simulated.family), body: simulated.body, result: result, decision: TrustPolicy().decide(result)))
         }
         _ = try store.ledger.persist(intakes)
         return ReportFixture(store: store, sent: sent)
@@ -180,13 +181,13 @@ struct ReportFixture {
             [("ad_network", "Example.SKAdNetwork")], [("ad_network", "a b")],
         ]
         for parameters in refused {
-            #expect(throws: ReportQuery.Problem.self, "\(parameters)") { try ReportQuery.parse(parameters) }
+            #expect(throws: QueryProblem.self, "\(parameters)") { try ReportQuery.parse(parameters) }
         }
         // An injection attempt in every parameter is refused.
         let attack = "x' OR '1'='1'; DROP TABLE postbacks; --"
         for name in ["from", "to", "app", "ad_network", "source_prefix", "type", "window", "did_win", "interaction", "country",
                      "environment", "tier", "protocol", "include_uncounted", "by"] {
-            #expect(throws: ReportQuery.Problem.self, "\(name) accepted an injection attempt") { try ReportQuery.parse([(name, attack)]) }
+            #expect(throws: QueryProblem.self, "\(name) accepted an injection attempt") { try ReportQuery.parse([(name, attack)]) }
         }
         // A range that ends before it starts is empty, not an error; an empty ad network means any.
         #expect(try await fixture.report([("from", "2026-11-02"), ("to", "2026-11-01"), ("include_uncounted", "true")]).isEmpty)
@@ -310,7 +311,7 @@ struct ReportFixture {
             expected[String(format: "%04d-W%02d", week.yearForWeekOfYear!, week.weekOfYear!), default: 0] += 1
             let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("week-\(index)")), key: key, keyID: "net/0")
             let result = verifier.verify(body)
-            intakes.append(Intake(receivedAt: date, remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result)))
+            intakes.append(Intake(receivedAt: date, remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result)))
         }
         #expect(expected == ["2026-W01": 2, "2026-W48": 1, "2026-W53": 3, "2027-W01": 1])
         _ = try store.ledger.persist(intakes)

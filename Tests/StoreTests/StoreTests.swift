@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Synchronization
 import GRDB
@@ -17,7 +18,7 @@ import TestSupport
 
     func intake(_ body: [UInt8]) -> Intake {
         let result = verifier.verify(body)
-        return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1:1", route: "any", body: body, result: result, decision: TrustPolicy().decide(result))
+        return Intake(receivedAt: Date(), remoteAddress: "127.0.0.1:1", route: .any, body: body, result: result, decision: TrustPolicy().decide(result))
     }
 
     func aak(_ id: String, country: String? = nil, keyID: String = "net/0", key: ECPrivateKey = key) throws -> [UInt8] {
@@ -186,7 +187,7 @@ import TestSupport
             fields.sourceIdentifier = "1023"
             let body = try Mint.aak(fields, key: signer ?? key, keyID: keyID)
             let result = verifier.verify(body)
-            return Intake(receivedAt: Date(), remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
+            return Intake(receivedAt: Date(), remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))
         }
         let store = try engine.freshStore()
         guard case .stored = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop")) else {

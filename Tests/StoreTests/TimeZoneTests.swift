@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -25,7 +26,7 @@ import TestSupport
         let intakes = try instants.enumerated().map { index, date in
             let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("tz-\(index)")), key: key, keyID: "net/0")
             let result = verifier.verify(body)
-            return Intake(receivedAt: date, remoteAddress: nil, route: "aak", body: body, result: result, decision: TrustPolicy().decide(result))
+            return Intake(receivedAt: date, remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))
         }
         _ = try store.ledger.persist(intakes)
         try store.rollup.fold()
@@ -82,14 +83,14 @@ import TestSupport
             #expect((try ReportQuery.parse([("tz", name)])).timeZone.identifier == name)
         }
         for name in ["CET+1", "+02:00", "Mars/Olympus", "", "europe/berlin"] {
-            #expect(throws: ReportQuery.Problem.self, "\(name)") { try ReportQuery.parse([("tz", name)]) }
+            #expect(throws: QueryProblem.self, "\(name)") { try ReportQuery.parse([("tz", name)]) }
         }
         #expect((try ReportQuery.parse([("by", "day"), ("tz", "UTC")])).rollupAnswers)
         #expect(!(try ReportQuery.parse([("by", "day"), ("tz", "Europe/Berlin")])).rollupAnswers)
         // Without day or week buckets the zone matters only for the time range.
         #expect((try ReportQuery.parse([("by", "campaign"), ("tz", "Europe/Berlin")])).rollupAnswers)
         #expect(!(try ReportQuery.parse([("by", "campaign"), ("tz", "Europe/Berlin"), ("from", "2026-11-01")])).rollupAnswers)
-        let problem = #expect(throws: ReportQuery.Problem.self) { try ReportQuery.parse([("tz", "Europe/Berlin"), ("from", "1.11.2026")]) }
+        let problem = #expect(throws: QueryProblem.self) { try ReportQuery.parse([("tz", "Europe/Berlin"), ("from", "1.11.2026")]) }
         #expect(problem?.message.contains("2026-11-01T08:30 (Europe/Berlin)") == true)
     }
 }

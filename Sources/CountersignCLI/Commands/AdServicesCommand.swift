@@ -72,7 +72,7 @@ struct AdServicesCommand: AsyncParsableCommand {
             if includeTest { pairs.append(("include_test", "true")) }
             if includeClientReported { pairs.append(("include_client_reported", "true")) }
             let query: AttributionReportQuery
-            do throws(ReportQuery.Problem) { query = try AttributionReportQuery.parse(pairs) } catch {
+            do throws(QueryProblem) { query = try AttributionReportQuery.parse(pairs) } catch {
                 throw CLIFailure.usage(error.commandLineDescription)
             }
             print(output.render(try await database.open().attributions.report(query)), terminator: "")

@@ -29,7 +29,7 @@ struct ReverifyCommand: AsyncParsableCommand {
         // The app registry applies as at ingest: a promoted postback of an unregistered app is kept, not counted.
         let policy = TrustPolicy(allowDevelopment: allowDevelopment, acceptedAdNetworks: Set(acceptedAdNetworks), apps: try await store.apps.rules())
         let summary = try await store.ledger.reverify { route, body in
-            let result = verifier.verify(body, expecting: PostbackProtocol(rawValue: route))
+            let result = verifier.verify(body, expecting: route.expected)
             return (result, policy.decide(result))
         }
         // Then every stored postback counts as the rules in force say (the registry may have changed since it arrived).

@@ -38,7 +38,7 @@ struct TrialWriter {
             }
             for sent in sent {
                 let result = verifier.verify(sent.body, expecting: sent.family)
-                var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: sent.family.rawValue, body: sent.body, result: result,
+                var intake = Intake(receivedAt: sent.arrival, remoteAddress: nil, route: IntakeRoute(sent.family), body: sent.body, result: result,
                                     decision: policy.decide(result))
                 if intake.isRejected { intake.claimed = ClaimedIdentity.read(sent.body) }
                 batch.append(intake)

@@ -135,7 +135,7 @@ enum AppleAdsRoutes {
             let parameters = request.uri.queryParameters
             try context.requireApp(parameters.get("app").flatMap { Int64($0) })
             let query: AttributionReportQuery
-            do throws(ReportQuery.Problem) {
+            do throws(QueryProblem) {
                 query = try AttributionReportQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
             } catch {
                 throw APIError(.badRequest, .badParameter, error.description)

@@ -29,20 +29,7 @@ struct Ingest: Sendable {
     /// The most bytes of a rejected body kept: enough to see what it was, never the whole of a padded one.
     static let rejectedBodyKept = 4096
 
-    /// Which family a route takes; `nil` takes either.
-    enum Route: String {
-        case aak, skan, any
-
-        var expected: PostbackProtocol? {
-            switch self {
-            case .aak: .aak
-            case .skan: .skan
-            case .any: nil
-            }
-        }
-    }
-
-    func handle(_ request: Request, context: AppRequestContext, route: Route) async throws -> Response {
+    func handle(_ request: Request, context: AppRequestContext, route: IntakeRoute) async throws -> Response {
         let body: ByteBuffer
         do {
             body = try await RequestBody.collect(request, limit: bodyLimit)
@@ -60,7 +47,7 @@ struct Ingest: Sendable {
             decision = .refuse(FieldProblem(.tooLarge, field: nil,
                 "a postback nobody can verify yet is kept only up to \(PostbackBody.unverifiableKept) bytes; Apple's are under 2 KB"))
         }
-        var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route.rawValue, body: bytes, result: result, decision: decision)
+        var intake = Intake(receivedAt: Date(), remoteAddress: context.peer, route: route, body: bytes, result: result, decision: decision)
         let source = sources.source(of: context.remoteAddress)
         if intake.isRejected {
             // Who the body claims to be, for reconciliation; read only for rejected bodies (a stored row says it).
@@ -68,7 +55,7 @@ struct Ingest: Sendable {
         }
         // How it came, for `apps status`: a copy at the app's copy domain, a network's own postback, or forwarded.
         let app = result.postback?.advertisedItemID ?? intake.claimed?.app
-        intake.channel = ArrivalChannel.of(route: route.rawValue, host: Self.host(request), copyDomain: app.flatMap(appRules.copyDomain))
+        intake.channel = ArrivalChannel.of(route: route, host: Self.host(request), copyDomain: app.flatMap(appRules.copyDomain))
         if intake.isRejected {
             if rejectedReceipts.spend(source) != nil {
                 // Over the global budget for rejected requests: answered as usual, counted, not stored.
@@ -117,7 +104,7 @@ struct Ingest: Sendable {
     }
 
     /// Answers a refused postback: 403 when it is Apple's but the policy refuses it, else 400.
-    private func refuse(_ intake: Intake, route: Route, context: AppRequestContext) throws -> Response {
+    private func refuse(_ intake: Intake, route: IntakeRoute, context: AppRequestContext) throws -> Response {
         guard case .refuse(let problem) = intake.decision else { preconditionFailure("refuse called for an accepted postback") }
         context.logger.info("postback rejected", metadata: [
             "outcome": "\(intake.result.outcome.rawValue)", "reason": "\(problem.reason.rawValue)",
@@ -134,7 +121,7 @@ struct Ingest: Sendable {
     /// Counters by (route, status, outcome), made once each: the label set is small and fixed by the reason codes.
     private static let counters = Mutex<[String: Counter]>([:])
 
-    private func count(_ route: Route, status: Int, outcome: String) {
+    private func count(_ route: IntakeRoute, status: Int, outcome: String) {
         let key = "\(route.rawValue)|\(status)|\(outcome)"
         let counter = Self.counters.withLock { counters in
             if let counter = counters[key] { return counter }

@@ -32,7 +32,7 @@ struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
 /// run it in-process (`.router`) or on a socket (`.live`), and read its routes.
 package struct ServerApplication {
     /// The well-known and generic postback paths.
-    static let postbackRoutes: [(path: String, route: Ingest.Route)] = [
+    static let postbackRoutes: [(path: String, route: IntakeRoute)] = [
         ("/.well-known/appattribution/report-attribution", .aak),
         ("/.well-known/skadnetwork/report-attribution", .skan),
         ("/postbacks", .any),

@@ -54,7 +54,7 @@ enum SpendRoutes {
         api.read.get("performance") { request, context in
             let pairs = try await ReportRoutes.parameters(request, store: store)
             let query: PerformanceQuery
-            do throws(ReportQuery.Problem) { query = try PerformanceQuery.parse(pairs, extraAllowed: ["format"]) } catch {
+            do throws(QueryProblem) { query = try PerformanceQuery.parse(pairs, extraAllowed: ["format"]) } catch {
                 throw APIError(.badRequest, .badParameter, error.description)
             }
             try context.requireApp(query.app)
@@ -67,7 +67,7 @@ enum SpendRoutes {
             try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "format"])
             let parameters = request.uri.queryParameters
             let scope: (adNetwork: String?, app: Int64?, from: Date?, to: Date?)
-            do throws(ReportQuery.Problem) {
+            do throws(QueryProblem) {
                 let query = try PerformanceQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
                 scope = (query.adNetwork, query.app, query.from, query.to)
             } catch {

@@ -1,7 +1,7 @@
 import JWS
 import Store
 
-extension ReportQuery.Problem {
+extension QueryProblem {
     /// The problem as the CLI names it: the parameter as its option (`--include-uncounted`), the message as it is, so
     /// the values it suggests (`ad_group`) are the ones `--by` takes.
     package var commandLineDescription: String {

@@ -13,10 +13,10 @@ public enum ArrivalChannel: String, Sendable, CaseIterable {
         }
     }
 
-    /// The channel of a request to `route` (`aak`, `skan` or `any`) for `host` (the request's, lower case, no port),
+    /// The channel of a request to `route` for `host` (the request's, lower case, no port),
     /// given the copy domain registered for the postback's app.
-    public static func of(route: String, host: String?, copyDomain: String?) -> ArrivalChannel {
-        if route == "any" { return .forwarded }
+    public static func of(route: IntakeRoute, host: String?, copyDomain: String?) -> ArrivalChannel {
+        if route == .any { return .forwarded }
         if let host, let copyDomain, host == copyDomain { return .developerCopy }
         return .direct
     }

@@ -47,7 +47,7 @@ public struct ArrivalLog: Sendable {
                        adNetwork: postback.adNetworkID, channel: intake.channel.rawValue, outcome: outcome, environment: environment)
         }
         guard let claimed = intake.claimed, let app = claimed.app else { return nil }
-        var family = ["aak", "skan"].contains(intake.route) ? intake.route : ""
+        var family = intake.route.expected?.rawValue ?? ""
         if case .invalid(_, let known?) = intake.result { family = known.rawValue }
         return Key(day: day, app: app, family: family, version: "", adNetwork: claimed.adNetwork ?? "", channel: intake.channel.rawValue,
                    outcome: intake.result.outcome.rawValue, environment: "")

@@ -46,40 +46,6 @@ public struct PerformanceQuery: Sendable, Equatable {
 
     public init() {}
 
-    /// Parses `from`, `to`, `tz`, `app`, `ad_network`, `campaign`, `country`, `by`, `currency`, `basis`; refuses others.
-    public static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(ReportQuery.Problem) -> PerformanceQuery {
-        var query = PerformanceQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
-            func fail(_ message: String) -> ReportQuery.Problem { ReportQuery.Problem(parameter: name, message: message) }
-            switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
-            case "app": query.app = try QueryParameter.app(name, value)
-            case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
-            case "campaign":
-                guard (1...64).contains(value.count), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                    throw fail("must be 1 to 64 characters")
-                }
-                query.campaign = value
-            case "country":
-                guard value.count == 2, value.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw fail("must be a two-letter country code") }
-                query.country = value.uppercased()
-            case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            case "currency":
-                guard CurrencyCode.isKnown(value.uppercased()) else { throw fail("must be an ISO 4217 currency code such as USD") }
-                query.currency = value.uppercased()
-            case "basis":
-                guard let basis = Basis(rawValue: value) else { throw fail("must be install or arrival") }
-                query.basis = basis
-            default:
-                if extraAllowed.contains(name) { continue }
-                throw fail("unknown parameter")
-            }
-        }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
-    }
 
     /// The local day (`YYYY-MM-DD` in the report's zone) of `date`.
     func day(_ date: Date) -> String {
