@@ -88,19 +88,48 @@ package enum QueryParameter {
 }
 
 
+/// A query over a period in a time zone: what every report takes first.
+package protocol PeriodQuery {
+    var from: Date? { get set }
+    var to: Date? { get set }
+    var timeZone: ReportTimeZone { get set }
+    init()
+}
+
+extension ReportQuery: PeriodQuery {}
+extension IntakeQuery: PeriodQuery {}
+extension PerformanceQuery: PeriodQuery {}
+extension AttributionReportQuery: PeriodQuery {}
+
+extension QueryParameter {
+    /// Reads `parameters` into a new query: `tz`, then `from` and `to` in that zone wherever `tz` comes, and every other
+    /// name through `read`, which answers false for a name the query does not take (refused unless in `extraAllowed`).
+    static func parse<Query: PeriodQuery>(_ parameters: [(String, String)], extraAllowed: Set<String>,
+                                          _ read: (inout Query, String, String) throws(QueryProblem) -> Bool) throws(QueryProblem) -> Query {
+        var query = Query()
+        var times: [(String, String)] = []
+        for (name, value) in parameters {
+            switch name {
+            case "from", "to": times.append((name, value))
+            case "tz": query.timeZone = try timeZone(name, value)
+            default:
+                if try read(&query, name, value) || extraAllowed.contains(name) { continue }
+                throw QueryProblem(parameter: name, message: "unknown parameter")
+            }
+        }
+        (query.from, query.to) = try range(times, in: query.timeZone)
+        return query
+    }
+}
+
 extension ReportQuery {
     /// Parses name/value parameters (`from`, `to`, `tz`, `app`, `ad_network`, `source_prefix`, `type`, `window`,
     /// `did_win`, `interaction`, `country`, `environment`, `tier`, `protocol`, `currency`, `include_uncounted`, `by`).
     /// Unknown names are refused.
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> ReportQuery {
-        var query = ReportQuery()
-        // Times are read once the zone is known, wherever `tz` comes.
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
+        var query = try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout ReportQuery, name, value) throws(QueryProblem) in
             func fail(_ message: String) -> QueryProblem { QueryProblem(parameter: name, message: message) }
             switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "source_prefix":
@@ -131,12 +160,10 @@ extension ReportQuery {
             case "include_uncounted":
                 query.includeUncounted = try QueryParameter.flag(name, value)
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            default:
-                if extraAllowed.contains(name) { continue }
-                throw fail("unknown parameter")
+            default: return false
             }
+            return true
         }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
         if query.environment == "development" {
             // Development postbacks are never counted: asking for them is asking for postbacks that are not counted.
             query.includeUncounted = true
@@ -149,13 +176,9 @@ extension IntakeQuery {
     /// Parses `from`, `to`, `tz`, `app`, `ad_network`, `protocol`, `environment`, `window`, `status` and `by`; unknown names are
     /// refused unless in `extraAllowed`.
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> IntakeQuery {
-        var query = IntakeQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
+        try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout IntakeQuery, name, value) throws(QueryProblem) in
             func fail(_ message: String) -> QueryProblem { QueryProblem(parameter: name, message: message) }
             switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "protocol": query.family = try QueryParameter.family(name, value)
@@ -167,26 +190,19 @@ extension IntakeQuery {
                 }
                 query.status = status
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            default:
-                if extraAllowed.contains(name) { continue }
-                throw fail("unknown parameter")
+            default: return false
             }
+            return true
         }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
     }
 }
 
 extension PerformanceQuery {
     /// Parses `from`, `to`, `tz`, `app`, `ad_network`, `campaign`, `country`, `by`, `currency`, `basis`; refuses others.
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> PerformanceQuery {
-        var query = PerformanceQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
+        try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout PerformanceQuery, name, value) throws(QueryProblem) in
             func fail(_ message: String) -> QueryProblem { QueryProblem(parameter: name, message: message) }
             switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "campaign":
@@ -204,13 +220,10 @@ extension PerformanceQuery {
             case "basis":
                 guard let basis = Basis(rawValue: value) else { throw fail("must be install or arrival") }
                 query.basis = basis
-            default:
-                if extraAllowed.contains(name) { continue }
-                throw fail("unknown parameter")
+            default: return false
             }
+            return true
         }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
     }
 }
 
@@ -218,12 +231,8 @@ extension AttributionReportQuery {
     /// Parses `by`, `from`, `to`, `tz`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are
     /// refused unless in `extraAllowed`.
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> AttributionReportQuery {
-        var query = AttributionReportQuery()
-        var times: [(String, String)] = []
-        for (name, value) in parameters {
+        try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout AttributionReportQuery, name, value) throws(QueryProblem) in
             switch name {
-            case "from", "to": times.append((name, value))
-            case "tz": query.timeZone = try QueryParameter.timeZone(name, value)
             case "app": query.app = value
             case "source":
                 guard ["adservices", "iad"].contains(value) else { throw QueryProblem(parameter: name, message: "must be adservices or iad") }
@@ -231,11 +240,9 @@ extension AttributionReportQuery {
             case "include_test": query.includeTest = try QueryParameter.flag(name, value)
             case "include_client_reported": query.includeClientReported = try QueryParameter.flag(name, value)
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
-            default:
-                if !extraAllowed.contains(name) { throw QueryProblem(parameter: name, message: "unknown parameter") }
+            default: return false
             }
+            return true
         }
-        (query.from, query.to) = try QueryParameter.range(times, in: query.timeZone)
-        return query
     }
 }
