@@ -82,6 +82,7 @@ let package = Package(
             dependencies: [
                 "CountersignServer", "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -122,18 +123,25 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
         .testTarget(name: "StoreTests", dependencies: [
             "Store", "Postback", "PostbackMint", "AdServices", "Spend", "TestSupport", "CountersignServer", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
         ], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: [
                 "CountersignServer", "CountersignCLI", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict

@@ -32,12 +32,12 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     // Guarded by `finished`: commit threads still running.
     private var running = 0
     private let finished = NSCondition()
-    private let batchSize = Recorder(label: "countersign_commit_batch_size")
-    private let commitTime = Metrics.Timer(label: "countersign_commit_seconds", preferredDisplayUnit: .seconds)
-    private let queueDepth = Gauge(label: "countersign_commit_queue_depth")
-    private let foldTime = Metrics.Timer(label: "countersign_rollup_fold_seconds", preferredDisplayUnit: .seconds)
-    private let foldFailures = Counter(label: "countersign_rollup_fold_failures_total")
-    private let commitFailures = Counter(label: "countersign_commit_failures_total")
+    private let batchSize: Recorder
+    private let commitTime: Metrics.Timer
+    private let queueDepth: Gauge
+    private let foldTime: Metrics.Timer
+    private let foldFailures: Counter
+    private let commitFailures: Counter
     private let lastCommitSucceeded = Atomic<Bool>(true)
     /// PostgreSQL's folds, one at a time; a fold asked for while one waits is the same fold.
     private let folds = DispatchQueue(label: "countersign-rollup-fold", qos: .utility)
@@ -51,9 +51,16 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// Commit threads on PostgreSQL.
     static let commitThreads = 2
 
-    /// Creates a writer over `database`; nothing runs until ``run()``.
-    public init(database: StoreDatabase) {
+    /// Creates a writer over `database` that records its metrics (batch sizes, commit and fold times, queue depth,
+    /// failures) with `metrics`; nothing runs until ``run()``.
+    public init(database: StoreDatabase, metrics: any MetricsFactory) {
         self.database = database
+        batchSize = Recorder(label: "countersign_commit_batch_size", factory: metrics)
+        commitTime = Metrics.Timer(label: "countersign_commit_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: metrics)
+        queueDepth = Gauge(label: "countersign_commit_queue_depth", factory: metrics)
+        foldTime = Metrics.Timer(label: "countersign_rollup_fold_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: metrics)
+        foldFailures = Counter(label: "countersign_rollup_fold_failures_total", factory: metrics)
+        commitFailures = Counter(label: "countersign_commit_failures_total", factory: metrics)
     }
 
     /// Runs the commit thread until graceful shutdown or cancellation, then commits what is pending and returns once

@@ -7,6 +7,7 @@ import NIOCore
 import Postback
 import PostbackMint
 import Store
+import MetricsTestKit
 import Testing
 import TestSupport
 @testable import CountersignCLI
@@ -51,10 +52,14 @@ import TestSupport
         ])
         #expect(dispositions == [.rejected, .rejected, .stored, .duplicate, .rejected, .stored, .duplicate, .stored])
         try store.rollup.fold()
-        let pruner = RetentionPruner(store: store, rejectedRetention: 30 * 86_400, unverifiableRetention: 90 * 86_400, logger: Logger(label: "test"))
+        let metrics = TestMetrics()
+        let pruner = RetentionPruner(store: store, rejectedRetention: 30 * 86_400, unverifiableRetention: 90 * 86_400, logger: Logger(label: "test"),
+                                     metrics: metrics)
         let first = try await pruner.round()
         #expect(first.rejected == 2)
         #expect(first.unverifiable == 1)
+        #expect(try metrics.expectCounter("countersign_pruned_total", [("kind", "rejected_receipt")]).totalValue == 2)
+        #expect(try metrics.expectCounter("countersign_pruned_total", [("kind", "unverifiable")]).totalValue == 1)
         #expect(try await pruner.round() == (0, 0))
         // Left: the counted postback and its duplicate, the recent junk, the recent unverifiable postback.
         let receipts = try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self)
@@ -206,9 +211,11 @@ import TestSupport
         #expect(wide.source(of: try SocketAddress(ipAddress: "203.0.113.7", port: 1)) == "203.0.113.0/24")
         #expect(wide.source(of: try SocketAddress(ipAddress: "2001:db8:1:2::1", port: 1)) == "2001:db8:1:0:0:0:0:0/48")
         // Rotating addresses inside one /64 spends one budget.
-        let budget = IntakeBudget(kind: "test", perSourcePerMinute: 3, globalPerMinute: 1000)
+        let metrics = TestMetrics()
+        let budget = IntakeBudget(kind: "test", perSourcePerMinute: 3, globalPerMinute: 1000, metrics: metrics)
         let spent = try (1...6).map { budget.spend(try source("2001:db8:1:2::\($0)")) == nil }
         #expect(spent == [true, true, true, false, false, false])
+        #expect(try metrics.expectCounter("countersign_budget_exceeded_total", [("kind", "test"), ("scope", "source")]).totalValue == 3)
         #expect(budget.spend(try source("2001:db8:9:9::1")) == nil)
     }
 }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Store
+import Prometheus
 import Testing
 import TestSupport
 @testable import CountersignCLI
@@ -155,6 +156,7 @@ import TestSupport
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let store = try TestStore.open(try ServerApplication.storeSettings(settings))
-        return try await ServerApplication(settings: settings, store: store, keyRing: LiveServer(engine: .sqlite).keyRing, logger: logger)
+        return try await ServerApplication(settings: settings, store: store, keyRing: LiveServer(engine: .sqlite).keyRing, logger: logger,
+                                         metrics: PrometheusCollectorRegistry())
     }
 }

@@ -7,6 +7,7 @@ import JWS
 import NIOCore
 import Postback
 import Store
+import Prometheus
 import Testing
 import TestSupport
 @testable import CountersignCLI
@@ -167,7 +168,8 @@ import TestSupport
         settings.forwardMaxRules = 2
         let running = try TestStore.open(try ServerApplication.storeSettings(settings))
         defer { running.close() }
-        let server = try await ServerApplication(settings: settings, store: running, keyRing: LiveServer().keyRing, logger: .init(label: "test"))
+        let server = try await ServerApplication(settings: settings, store: running, keyRing: LiveServer().keyRing, logger: .init(label: "test"),
+                                                    metrics: PrometheusCollectorRegistry())
         try await server.application().test(.router) { client in
             for (index, expected) in [HTTPResponse.Status.ok, .ok, .conflict].enumerated() {
                 let answer = try await client.execute(uri: "/v1/forwarding/rules/p\(index)", method: .put, headers: Self.bearer(admin),

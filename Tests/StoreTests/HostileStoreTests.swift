@@ -1,5 +1,6 @@
 import CountersignServer
 import Foundation
+import MetricsTestKit
 import Testing
 import JWS
 import Postback
@@ -80,7 +81,7 @@ import TestSupport
 
     @Test(arguments: TestEngine.allCases) func theWriterReportsItsHealth(engine: TestEngine) async throws {
         let store = try engine.freshStore()
-        let writer = GroupCommitWriter(database: store)
+        let writer = GroupCommitWriter(database: store, metrics: TestMetrics())
         try await withRunningWriter(writer) {
             #expect(writer.isHealthy)
             try await store.engine.write { db in

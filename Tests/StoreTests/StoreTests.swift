@@ -2,6 +2,7 @@ import CountersignServer
 import Foundation
 import Synchronization
 import GRDB
+import MetricsTestKit
 import Testing
 import JWS
 import Postback
@@ -69,22 +70,29 @@ import TestSupport
         #expect(Set(rows) == ["aak:\(Mint.uuid("C"))=verified:1", "aak:\(Mint.uuid("D"))=unverifiable:0"])
     }
 
+    /// Callers waiting together share one transaction: 200 submissions queued before the writer runs are committed in
+    /// a single batch (its metrics say so), every caller answered with its own disposition.
     @Test(arguments: TestEngine.allCases) func groupCommitSharesTransactionsAndAnswersEveryCaller(engine: TestEngine) async throws {
         let store = try engine.freshStore()
-        let writer = GroupCommitWriter(database: store)
+        let metrics = TestMetrics()
+        let writer = GroupCommitWriter(database: store, metrics: metrics)
         let bodies = try (0..<200).map { try aak("G\($0 % 150)") }
+        let depth = try metrics.expectGauge("countersign_commit_queue_depth")
         // Past 128 stored postbacks the writer folds them into the report rollup, and it folds the rest when it stops.
-        let dispositions = try await withRunningWriter(writer) {
-            let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
-                for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
+        let dispositions = try await withThrowingTaskGroup(of: Disposition.self) { group in
+            for body in bodies { group.addTask { try await writer.submit(intake(body)) } }
+            // Every submission is queued (the depth the writer records as each arrives) before the writer starts.
+            while depth.lastValue != Double(bodies.count) { await Task.yield() }
+            return try await withRunningWriter(writer) {
                 var all: [Disposition] = []
                 for try await disposition in group { all.append(disposition) }
+                let stored = try await store.scalar("SELECT count(*) FROM postbacks", as: Int.self)
+                #expect(stored == 150)
                 return all
             }
-            let stored = try await store.scalar("SELECT count(*) FROM postbacks", as: Int.self)
-            #expect(stored == 150)
-            return dispositions
         }
+        #expect(try metrics.expectRecorder("countersign_commit_batch_size").values == [200])
+        #expect(try metrics.expectTimer("countersign_commit_seconds").values.count == 1)
         #expect(dispositions.filter { $0 == .stored }.count == 150)
         #expect(dispositions.filter { $0 == .duplicate }.count == 50)
         // Everything is folded: the live view adds nothing to the rollup table.
@@ -97,7 +105,7 @@ import TestSupport
     @Test func lockedDatabaseFailsTheCommitInsteadOfAcknowledging() async throws {
         let path = try TestEngine.sqlite.freshDatabase()
         let store = try TestStore.open(StoreSettings(location: .sqlite(path: path), busyTimeout: 0.1))
-        let writer = GroupCommitWriter(database: store)
+        let writer = GroupCommitWriter(database: store, metrics: TestMetrics())
         var holdsLock = Configuration()
         holdsLock.allowsUnsafeTransactions = true
         // The writer folds the report rollup when it starts, so the other connection may have to wait its turn.

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWS
 import Logging
+import Prometheus
 import PostbackMint
 import Store
 import CountersignServer
@@ -35,7 +36,7 @@ package struct LiveServer {
         logger.logLevel = .warning
         let store = try TestStore.open(try ServerApplication.storeSettings(settings))
         defer { store.close() }
-        let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger).application()
+        let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger, metrics: PrometheusCollectorRegistry()).application()
         try await app.test(.live) { client in try await test(client) }
     }
 

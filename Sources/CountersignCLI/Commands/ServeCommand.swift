@@ -6,6 +6,7 @@ import NIOCore
 import Hummingbird
 import JWS
 import Logging
+import Prometheus
 import Store
 
 /// `countersign serve`: the HTTP receiver. Its settings are declared once, in `ServerSettings.declarations`; this
@@ -61,7 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await store.run() }
             defer { store.close() }
-            let application = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger).application { channel in
+            let application = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger,
+                                                          metrics: PrometheusCollectorRegistry()).application { channel in
                 let address = channel.localAddress.map { "\($0.ipAddress ?? settings.host):\($0.port ?? settings.port)" } ?? "?"
                 // The effective policy, so an operator sees at once what this receiver counts and how it stores.
                 let location = try? DatabaseLocation(settings.database)

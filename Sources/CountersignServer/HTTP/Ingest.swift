@@ -24,7 +24,8 @@ struct Ingest: Sendable {
     /// Unverifiable postbacks (unknown key or version) stored; beyond it they are answered 429 and not stored, and the
     /// device sends them again later.
     let unverifiable: IntakeBudget
-    let verifyTime = Metrics.Timer(label: "countersign_verify_seconds", preferredDisplayUnit: .seconds)
+    /// The request metrics (by route, status and outcome), the verification time, and bodies dropped over budget.
+    let metrics: IngestMetrics
 
     /// The most bytes of a rejected body kept: enough to see what it was, never the whole of a padded one.
     static let rejectedBodyKept = 4096
@@ -41,7 +42,7 @@ struct Ingest: Sendable {
         let bytes = PostbackBody.trimmingUnknownMembers(Array(buffer: body))
         let started = DispatchTime.now().uptimeNanoseconds
         let result = verifier.verify(bytes, expecting: route.expected)
-        verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
+        metrics.verifyTime.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         var decision = appRules.policy.decide(result)
         if decision == .keep, bytes.count > PostbackBody.unverifiableKept {
             decision = .refuse(FieldProblem(.tooLarge, field: nil,
@@ -63,7 +64,7 @@ struct Ingest: Sendable {
             }
             if rejectedBodies.spend(source) != nil {
                 intake = intake.keepingBody(bytes: 0)
-                Self.droppedBodies.increment()
+                metrics.droppedBodies.increment()
             } else if bytes.count > Self.rejectedBodyKept {
                 intake = intake.keepingBody(bytes: Self.rejectedBodyKept)
             }
@@ -115,21 +116,35 @@ struct Ingest: Sendable {
         throw APIError(status, problem.reason, problem.message)
     }
 
-    /// Rejected bodies not stored because their source spent its budget.
-    private static let droppedBodies = Counter(label: "countersign_rejected_bodies_dropped_total")
-
-    /// Counters by (route, status, outcome), made once each: the label set is small and fixed by the reason codes.
-    private static let counters = Mutex<[String: Counter]>([:])
-
     private func count(_ route: IntakeRoute, status: Int, outcome: String) {
+        metrics.requests(route: route, status: status, outcome: outcome).increment()
+    }
+}
+
+/// The postback path's metrics, made with the application's metrics factory.
+final class IngestMetrics: Sendable {
+    private let factory: any MetricsFactory
+    let verifyTime: Metrics.Timer
+    /// Rejected bodies not stored because their source spent its budget.
+    let droppedBodies: Counter
+    /// Counters by (route, status, outcome), made once each: the label set is small and fixed by the reason codes.
+    private let counters = Mutex<[String: Counter]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        verifyTime = Metrics.Timer(label: "countersign_verify_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
+        droppedBodies = Counter(label: "countersign_rejected_bodies_dropped_total", factory: factory)
+    }
+
+    /// The counter of requests to `route` answered `status` with `outcome`.
+    func requests(route: IntakeRoute, status: Int, outcome: String) -> Counter {
         let key = "\(route.rawValue)|\(status)|\(outcome)"
-        let counter = Self.counters.withLock { counters in
+        return counters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = Counter(label: "countersign_postback_requests_total",
-                                  dimensions: [("route", route.rawValue), ("status", String(status)), ("outcome", outcome)])
+                                  dimensions: [("route", route.rawValue), ("status", String(status)), ("outcome", outcome)], factory: factory)
             counters[key] = counter
             return counter
         }
-        counter.increment()
     }
 }

@@ -10,13 +10,14 @@ struct IntakeBudget: Sendable {
     let global: SourceRateLimiter
     private let exceeded: (source: Counter, global: Counter)
 
-    /// A budget of `perSourcePerMinute` from each source and `globalPerMinute` in all; 0 allows none.
-    init(kind: String, perSourcePerMinute: Int, globalPerMinute: Int) {
+    /// A budget of `perSourcePerMinute` from each source and `globalPerMinute` in all; 0 allows none. Requests beyond it
+    /// are counted with `metrics`.
+    init(kind: String, perSourcePerMinute: Int, globalPerMinute: Int, metrics: any MetricsFactory) {
         self.kind = kind
         perSource = SourceRateLimiter(rate: Double(perSourcePerMinute) / 60, burst: Double(perSourcePerMinute))
         global = SourceRateLimiter(rate: Double(globalPerMinute) / 60, burst: Double(globalPerMinute), capacity: 1)
-        exceeded = (Counter(label: "countersign_budget_exceeded_total", dimensions: [("kind", kind), ("scope", "source")]),
-                    Counter(label: "countersign_budget_exceeded_total", dimensions: [("kind", kind), ("scope", "global")]))
+        exceeded = (Counter(label: "countersign_budget_exceeded_total", dimensions: [("kind", kind), ("scope", "source")], factory: metrics),
+                    Counter(label: "countersign_budget_exceeded_total", dimensions: [("kind", kind), ("scope", "global")], factory: metrics))
     }
 
     /// Spends one from `source`'s share and the global one; nil when allowed, else how long until the next would be.

@@ -9,15 +9,6 @@ import Prometheus
 import ServiceLifecycle
 import Store
 
-/// Process-wide metrics: swift-metrics bootstrapped once onto a Prometheus registry.
-enum MetricsRegistry {
-    static let shared: PrometheusCollectorRegistry = {
-        let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        return registry
-    }()
-}
-
 /// Answers 503 once graceful shutdown has begun, so a device retries elsewhere or later.
 struct ShutdownMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -58,26 +49,30 @@ package struct ServerApplication {
     }
 
     /// Builds every route and service over `store`, which must be running; nothing else runs until
-    /// ``application(onServerRunning:)`` runs.
-    package init(settings: ServerSettings, store: StoreDatabase, keyRing: KeyRing, logger: Logger) async throws {
-        _ = MetricsRegistry.shared
+    /// ``application(onServerRunning:)`` runs. Every metric goes to `metrics`, which `GET /metrics` shows (no metric
+    /// goes through a process-wide registry, so two applications in one process, as in tests, count apart).
+    package init(settings: ServerSettings, store: StoreDatabase, keyRing: KeyRing, logger: Logger, metrics: PrometheusCollectorRegistry) async throws {
         self.settings = settings
         self.logger = logger
-        let writer = GroupCommitWriter(database: store)
+        let factory = PrometheusMetricsFactory(registry: metrics)
+        let writer = GroupCommitWriter(database: store, metrics: factory)
         keyRing.prepare()
         let verifier = PostbackVerifier(keyRing: keyRing)
         let policy = TrustPolicy(allowDevelopment: settings.allowDevelopment, acceptedAdNetworks: Set(settings.acceptedAdNetworks))
-        let appRules = try await AppPolicyRefresher(store: store, base: policy, logger: logger)
+        let appRules = try await AppPolicyRefresher(store: store, base: policy, logger: logger, metrics: factory)
         let ingest = Ingest(
             verifier: verifier,
             appRules: appRules,
             writer: writer,
             bodyLimit: settings.bodyLimit,
             sources: settings.sources,
-            rejectedBodies: IntakeBudget(kind: "rejected_body", perSourcePerMinute: settings.rejectedBodyBudget, globalPerMinute: settings.rejectedGlobalBudget),
+            rejectedBodies: IntakeBudget(kind: "rejected_body", perSourcePerMinute: settings.rejectedBodyBudget, globalPerMinute: settings.rejectedGlobalBudget,
+                                         metrics: factory),
             rejectedReceipts: IntakeBudget(kind: "rejected_receipt", perSourcePerMinute: settings.rejectedReceiptBudget,
-                                           globalPerMinute: settings.rejectedReceiptGlobalBudget),
-            unverifiable: IntakeBudget(kind: "unverifiable", perSourcePerMinute: settings.unverifiableBudget, globalPerMinute: settings.unverifiableGlobalBudget)
+                                           globalPerMinute: settings.rejectedReceiptGlobalBudget, metrics: factory),
+            unverifiable: IntakeBudget(kind: "unverifiable", perSourcePerMinute: settings.unverifiableBudget, globalPerMinute: settings.unverifiableGlobalBudget,
+                                       metrics: factory),
+            metrics: IngestMetrics(factory: factory)
         )
         // HEAD is answered wherever GET is (the same headers, no body).
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -88,7 +83,7 @@ package struct ServerApplication {
             router.post(RouterPath(path)) { request, context in try await ingest.handle(request, context: context, route: route) }
         }
         let privateAPI = PrivateAPI(router: router, store: store)
-        let backlog = SchemaBacklogDecoder(store: store, logger: logger)
+        let backlog = SchemaBacklogDecoder(store: store, logger: logger, metrics: factory)
         SchemaRoutes.add(to: privateAPI, store: store, backlog: backlog)
         ReportRoutes.add(to: privateAPI, store: store)
         NameRoutes.add(to: privateAPI, store: store)
@@ -100,19 +95,20 @@ package struct ServerApplication {
         let tokenExchange = TokenExchangeRunner(
             store: store,
             configuration: .init(url: settings.adServicesURL, policy: settings.adServicesPolicy, concurrency: settings.adServicesConcurrency),
-            logger: logger
+            logger: logger, metrics: factory
         )
         AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
                                  limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst), sources: settings.sources,
                                  records: IntakeBudget(kind: "apple_ads_submission", perSourcePerMinute: settings.publicRecordBudget,
-                                                       globalPerMinute: settings.publicRecordGlobalBudget),
+                                                       globalPerMinute: settings.publicRecordGlobalBudget, metrics: factory),
                                  maximumQueue: settings.adServicesMaximumQueue)
         // Names of Apple Ads campaigns, ad groups and keywords, read only when an API user is configured.
         let appleAdsNames: [any Service] = settings.appleAdsCredentials.map { credentials in
             [AppleAdsNameRefresher(
                 store: store,
                 client: AppleAdsNameClient(configuration: .init(credentials: credentials, tokenURL: settings.appleAdsTokenURL,
-                                                                platformURL: settings.appleAdsAPIURL, v5URL: settings.appleAdsV5URL)),
+                                                                platformURL: settings.appleAdsAPIURL, v5URL: settings.appleAdsV5URL),
+                                           metrics: factory),
                 configuration: .init(interval: settings.appleAdsNamesInterval, maximumAge: settings.appleAdsNamesMaxAge),
                 logger: logger
             )]
@@ -138,13 +134,14 @@ package struct ServerApplication {
         router.get("/metrics") { [metricsRequireKey = settings.metricsRequireKey] request, _ in
             try QueryParameters.refuseUnknown(request, allowed: [])
             if metricsRequireKey { _ = try await RequireScope.authorize(request, store: store, scope: .metrics) }
-            return JSONResponse.make(text: MetricsRegistry.shared.emitToString(), contentType: "text/plain; version=0.0.4")
+            return JSONResponse.make(text: metrics.emitToString(), contentType: "text/plain; version=0.0.4")
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         self.router = router
         services = [writer, tokenExchange, appRules, backlog, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
-                                                                    unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger),
-                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger)] + appleAdsNames
+                                                                    unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger,
+                                                                    metrics: factory),
+                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory)] + appleAdsNames
     }
 
     /// Every route the router serves: its method and path template.

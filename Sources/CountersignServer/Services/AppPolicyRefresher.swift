@@ -24,11 +24,12 @@ final class AppPolicyRefresher: Service, Sendable {
     /// A round now rather than at the next interval: a change came through this receiver.
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
-    private let recounted = Counter(label: "countersign_recounted_postbacks_total")
+    private let recounted: Counter
 
     /// Reads the registry now, so no postback is judged before it is known.
-    init(store: StoreDatabase, base: TrustPolicy, interval: TimeInterval = 5, logger: Logger) async throws {
+    init(store: StoreDatabase, base: TrustPolicy, interval: TimeInterval = 5, logger: Logger, metrics: any MetricsFactory) async throws {
         self.store = store
+        recounted = Counter(label: "countersign_recounted_postbacks_total", factory: metrics)
         self.base = base
         self.interval = interval
         self.logger = logger

@@ -29,13 +29,15 @@ actor AppleAdsNameClient {
     }
 
     let configuration: Configuration
+    private let metrics: any MetricsFactory
     private let client: HTTPClient
     private var token: (value: String, expires: Date)?
     /// Each org's ad account in the Platform API, nil for orgs it does not list; read once a round.
     private var accounts: [Int64: Int64?]?
 
-    init(configuration: Configuration, client: HTTPClient = .shared) {
+    init(configuration: Configuration, metrics: any MetricsFactory, client: HTTPClient = .shared) {
         self.configuration = configuration
+        self.metrics = metrics
         self.client = client
     }
 
@@ -106,7 +108,7 @@ actor AppleAdsNameClient {
         do {
             let response = try await client.execute(request, timeout: .milliseconds(Int64(configuration.requestTimeout * 1000)))
             let status = Int(response.status.code)
-            Counter(label: "countersign_apple_ads_requests_total", dimensions: [("status", String(status))]).increment()
+            Counter(label: "countersign_apple_ads_requests_total", dimensions: [("status", String(status))], factory: metrics).increment()
             if status == 429 || status >= 500 {
                 throw Failure.retryLater(after: response.headers.first(name: "Retry-After").flatMap(TimeInterval.init))
             }
@@ -114,7 +116,7 @@ actor AppleAdsNameClient {
         } catch let failure as Failure {
             throw failure
         } catch {
-            Counter(label: "countersign_apple_ads_requests_total", dimensions: [("status", "network")]).increment()
+            Counter(label: "countersign_apple_ads_requests_total", dimensions: [("status", "network")], factory: metrics).increment()
             throw .retryLater(after: nil)
         }
     }

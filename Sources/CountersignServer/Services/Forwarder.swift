@@ -20,14 +20,16 @@ final class Forwarder: Service, Sendable {
     let store: StoreDatabase
     let schedule: ForwardingSchedule
     let logger: Logger
+    private let metrics: any MetricsFactory
     private let loop = ClaimLoop()
     /// Deliveries in flight from this receiver, per partner.
     private let inFlight = Mutex<[String: Int]>([:])
 
-    init(store: StoreDatabase, schedule: ForwardingSchedule, logger: Logger) {
+    init(store: StoreDatabase, schedule: ForwardingSchedule, logger: Logger, metrics: any MetricsFactory) {
         self.store = store
         self.schedule = schedule
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// How often the outbox is looked at: a quarter of the first backoff, between 20 ms and 250 ms.
@@ -106,20 +108,20 @@ final class Forwarder: Service, Sendable {
         } catch {
             (answer, failure) = Self.describe(error)
         }
-        Metrics.Timer(label: "countersign_forward_seconds", dimensions: [("partner", delivery.partner)], preferredDisplayUnit: .seconds)
+        Metrics.Timer(label: "countersign_forward_seconds", dimensions: [("partner", delivery.partner)], preferredDisplayUnit: .seconds, factory: metrics)
             .recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
-        Counter(label: "countersign_forward_attempts_total", dimensions: [("partner", delivery.partner), ("answer", answer)]).increment()
+        Counter(label: "countersign_forward_attempts_total", dimensions: [("partner", delivery.partner), ("answer", answer)], factory: metrics).increment()
         do {
             guard let failure else {
                 if try await store.forwarding.delivered(delivery) {
-                    Counter(label: "countersign_forward_delivered_total", dimensions: [("partner", delivery.partner)]).increment()
+                    Counter(label: "countersign_forward_delivered_total", dimensions: [("partner", delivery.partner)], factory: metrics).increment()
                 }
                 return
             }
             let decision = schedule.afterFailure(attempt: delivery.attempts + 1, now: Date(), deadline: delivery.deadline,
                                                  retryAfter: retryAfter, jitter: Double.random(in: 0..<1))
             if decision == .dead {
-                Counter(label: "countersign_forward_dead_total", dimensions: [("partner", delivery.partner)]).increment()
+                Counter(label: "countersign_forward_dead_total", dimensions: [("partner", delivery.partner)], factory: metrics).increment()
                 logger.warning("forwarding gave up; the entry is a dead letter", metadata: [
                     "partner": "\(delivery.partner)", "entry": "\(delivery.id)", "attempts": "\(delivery.attempts + 1)", "error": "\(failure)",
                 ])
@@ -153,7 +155,7 @@ final class Forwarder: Service, Sendable {
     private func checkCapacity() async {
         do {
             for change in try await store.forwarding.checkCapacity() {
-                Gauge(label: "countersign_forward_full", dimensions: [("partner", change.partner)]).record(change.full ? 1 : 0)
+                Gauge(label: "countersign_forward_full", dimensions: [("partner", change.partner)], factory: metrics).record(change.full ? 1 : 0)
                 if change.full {
                     logger.warning("a forwarding rule is full: new postbacks are not queued for it until it has room", metadata: [
                         "partner": "\(change.partner)", "entries": "\(change.entries)",
@@ -177,8 +179,8 @@ final class Forwarder: Service, Sendable {
               let dead = status.columns.firstIndex(of: "dead") else { return }
         for row in status.rows {
             guard case .string(let name) = row[partner] else { continue }
-            if case .number(let value) = row[pending] { Gauge(label: "countersign_forward_pending", dimensions: [("partner", name)]).record(Double(value) ?? 0) }
-            if case .number(let value) = row[dead] { Gauge(label: "countersign_forward_dead", dimensions: [("partner", name)]).record(Double(value) ?? 0) }
+            if case .number(let value) = row[pending] { Gauge(label: "countersign_forward_pending", dimensions: [("partner", name)], factory: metrics).record(Double(value) ?? 0) }
+            if case .number(let value) = row[dead] { Gauge(label: "countersign_forward_dead", dimensions: [("partner", name)], factory: metrics).record(Double(value) ?? 0) }
         }
     }
 }

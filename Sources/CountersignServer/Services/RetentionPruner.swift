@@ -17,14 +17,18 @@ final class RetentionPruner: Service, Sendable {
     /// Seconds between rounds.
     let interval: TimeInterval
     let logger: Logger
-    private let prunedRejected = Counter(label: "countersign_pruned_total", dimensions: [("kind", "rejected_receipt")])
-    private let prunedUnverifiable = Counter(label: "countersign_pruned_total", dimensions: [("kind", "unverifiable")])
-    private let prunedArrivals = Counter(label: "countersign_pruned_total", dimensions: [("kind", "arrival_counts")])
+    private let prunedRejected: Counter
+    private let prunedUnverifiable: Counter
+    private let prunedArrivals: Counter
     /// Rows a transaction deletes at most.
     static let chunk = 1000
 
-    init(store: StoreDatabase, rejectedRetention: TimeInterval, unverifiableRetention: TimeInterval, interval: TimeInterval = 3600, logger: Logger) {
+    init(store: StoreDatabase, rejectedRetention: TimeInterval, unverifiableRetention: TimeInterval, interval: TimeInterval = 3600, logger: Logger,
+         metrics: any MetricsFactory) {
         self.store = store
+        prunedRejected = Counter(label: "countersign_pruned_total", dimensions: [("kind", "rejected_receipt")], factory: metrics)
+        prunedUnverifiable = Counter(label: "countersign_pruned_total", dimensions: [("kind", "unverifiable")], factory: metrics)
+        prunedArrivals = Counter(label: "countersign_pruned_total", dimensions: [("kind", "arrival_counts")], factory: metrics)
         self.rejectedRetention = rejectedRetention
         self.unverifiableRetention = unverifiableRetention
         self.interval = interval

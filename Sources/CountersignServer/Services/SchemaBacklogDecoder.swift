@@ -15,11 +15,12 @@ final class SchemaBacklogDecoder: Service, Sendable {
     let logger: Logger
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
-    private let decoded = Counter(label: "countersign_backlog_decoded_postbacks_total")
+    private let decoded: Counter
 
     /// Creates the service; nothing runs until ``run()``.
-    init(store: StoreDatabase, interval: Double = 10, logger: Logger) {
+    init(store: StoreDatabase, interval: Double = 10, logger: Logger, metrics: any MetricsFactory) {
         self.store = store
+        decoded = Counter(label: "countersign_backlog_decoded_postbacks_total", factory: metrics)
         self.interval = interval
         self.logger = logger
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

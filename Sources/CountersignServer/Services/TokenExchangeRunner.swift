@@ -26,11 +26,13 @@ final class TokenExchangeRunner: Service, Sendable {
     let configuration: Configuration
     let logger: Logger
     private let client: HTTPClient
+    private let metrics: any MetricsFactory
     private let loop = ClaimLoop()
     private let inFlight = Mutex(0)
 
-    init(store: StoreDatabase, configuration: Configuration, logger: Logger, client: HTTPClient = .shared) {
+    init(store: StoreDatabase, configuration: Configuration, logger: Logger, metrics: any MetricsFactory, client: HTTPClient = .shared) {
         self.store = store
+        self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
         self.client = client
@@ -120,7 +122,7 @@ final class TokenExchangeRunner: Service, Sendable {
 
     /// Records the outcome; `answer` is nil when no request was made (the token had expired).
     private func finish(_ job: TokenJob, label: String?, answer: RetryPolicy.Answer?, update: TokenJobUpdate) async {
-        Counter(label: "countersign_adservices_attempts_total", dimensions: [("answer", label ?? "none")]).increment()
+        Counter(label: "countersign_adservices_attempts_total", dimensions: [("answer", label ?? "none")], factory: metrics).increment()
         do {
             let recorded = try await store.tokenJobs.finishAttempt(
                 job, answer: label, notFound: answer.map(RetryPolicy.isNotFound) ?? false,
