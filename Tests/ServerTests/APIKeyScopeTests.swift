@@ -80,8 +80,8 @@ import TestSupport
         }
     }
 
-    @Test func aKeyLimitedToAnAppDoesNotSeeOtherAppsPostbacks() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func aKeyLimitedToAnAppDoesNotSeeOtherAppsPostbacks(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let store = try server.store()
         let limited = try await store.apiKeys.create(name: "eur", scopes: [.read], apps: [Self.eurApp]).key
         let everything = try await store.apiKeys.create(name: "all", scopes: [.read]).key

@@ -135,7 +135,7 @@ import TestSupport
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
         let scoped = try await store.apiKeys.create(name: "other-app", scopes: [.read], apps: [Self.other]).key
         store.close()
-        try await server.run { client in
+        try await server.run(.live) { client in
             let bearer: HTTPFields = [.authorization: "Bearer \(admin)"]
             let badDomain = try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .put, headers: bearer,
                                                      body: ByteBuffer(string: #"{"name": "Puzzle", "copy_domain": "https://example.com/"}"#))

@@ -13,8 +13,8 @@ import TestSupport
 @Suite struct AppleAdsServerTests {
     static let example = #"{"Version3.1": {"iad-attribution": "true", "iad-org-name": "org name", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name", "iad-purchase-date": "2020-08-04T17:18:07Z", "iad-conversion-date": "2020-08-04T17:18:07Z", "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095", "iad-adgroup-name": "adgroup name", "iad-country-or-region": "US", "iad-keyword": "keyword", "iad-keyword-id": "87675432", "iad-keyword-matchtype": "Broad", "iad-ad-id": "542317136"}}"#
 
-    @Test func iAdDictionariesAreNormalisedStoredAndListed() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func iAdDictionariesAreNormalisedStoredAndListed(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         try await server.run { client in
             let stored = try await client.execute(uri: "/v1/iad/attribution?app=1108187390&install_id=abc", method: .post, body: ByteBuffer(string: Self.example))
@@ -37,7 +37,7 @@ import TestSupport
             #expect(row["conversion_type"] == .string("download"))
             #expect(row["click_date"] == .string("2020-08-04T17:17:00.000Z"))
         }
-        let viewCount = try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM apple_ads_attributions WHERE attribution") }
+        let viewCount = try await server.scalar("SELECT count(*) FROM apple_ads_attributions WHERE attribution = 1", as: Int.self)
         #expect(viewCount == 1)
     }
 }

@@ -20,7 +20,7 @@ import PostbackMint
         let wide = ByteBuffer(bytes: Array(("{" + (0..<7_200).map { "\"\(String($0, radix: 36))\":0" }.joined(separator: ",") + "}").utf8))
         #expect(wide.readableBytes < 64 * 1024)
         let genuine = try (0..<300).map { try LiveServer.aak("flood-\($0)") }
-        try await server.run { client in
+        try await server.run(.live) { client in
             let port = try #require(client.port)
             let url = "http://127.0.0.1:\(port)/.well-known/appattribution/report-attribution/"
             let http = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -20,7 +20,7 @@ import TestSupport
         var server = LiveServer()
         server.settings.requestTimeout = 1
         server.settings.idleTimeout = 2
-        try await server.run { client in
+        try await server.run(.live) { client in
             let port = try #require(client.port)
             // 200 connections that send headers and then a byte now and then: each is closed by the deadline.
             let stalled = try (0..<200).map { _ in try RawConnection(port: port, readTimeout: 5) }
@@ -55,7 +55,7 @@ import TestSupport
 
     @Test func aDeclaredLengthOverTheLimitIsRefusedBeforeItIsRead() async throws {
         let server = LiveServer()
-        try await server.run { client in
+        try await server.run(.live) { client in
             let connection = try RawConnection(port: try #require(client.port), readTimeout: 5)
             connection.send("POST \(Self.aakPath) HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n")
             let (answer, closed) = await connection.readUntilClosed()
@@ -177,8 +177,8 @@ import TestSupport
         #expect(ReportFormat.csv.render(table) == "name,count\r\n\"'=1+1\",-3\r\n")
     }
 
-    @Test func iAdNamesAreNeutralisedInCSVExports() async throws {
-        var server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func iAdNamesAreNeutralisedInCSVExports(engine: TestEngine) async throws {
+        var server = LiveServer(engine: engine)
         server.settings.publicBurst = 100
         let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ads").key
         try await server.run { client in

@@ -35,27 +35,27 @@ import TestSupport
         #expect(try await store.scalar("SELECT count(*) FROM receipts", as: Int.self) == 3)
     }
 
-    @Test func developmentPostbacksDependOnTheSetting() async throws {
+    @Test(arguments: TestEngine.allCases) func developmentPostbacksDependOnTheSetting(engine: TestEngine) async throws {
         let body = ByteBuffer(bytes: try Checkout.appleExample("aak-dev1-reengagement-fine"))
-        let strict = LiveServer()
+        let strict = LiveServer(engine: engine)
         try await strict.run { client in
             let response = try await client.execute(uri: aakPath, method: .post, body: body)
             #expect(response.status == .forbidden)
             #expect(response.json?["error"] == .string("development_not_allowed"))
             #expect(response.json?["message"]?.string?.isEmpty == false)
         }
-        #expect(try strict.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") } == 0)
-        #expect(try strict.query { db in try String.fetchOne(db, sql: "SELECT reason FROM receipts") } == "development_not_allowed")
-        let relaxed = LiveServer(allowDevelopment: true)
+        #expect(try await strict.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 0)
+        #expect(try await strict.scalar("SELECT reason FROM receipts", as: String.self) == "development_not_allowed")
+        let relaxed = LiveServer(engine: engine, allowDevelopment: true)
         try await relaxed.run { client in
             let response = try await client.execute(uri: aakPath, method: .post, body: body)
             #expect(response.status == .ok)
         }
-        let row = try relaxed.query { db in try Row.fetchOne(db, sql: "SELECT environment, countable, conversion_value, conversion_class FROM postbacks")! }
-        #expect(row["environment"] as String == "development")
-        #expect(row["countable"] as Int == 0)
-        #expect(row["conversion_value"] as Int == 24)
-        #expect(row["conversion_class"] as String == "re-engagement")
+        let row = try #require(try await relaxed.rows("SELECT environment, countable, conversion_value, conversion_class FROM postbacks").first)
+        #expect(try row.get("environment", as: String.self) == "development")
+        #expect(try row.get("countable", as: Int.self) == 0)
+        #expect(try row.get("conversion_value", as: Int.self) == 24)
+        #expect(try row.get("conversion_class", as: String.self) == "re-engagement")
     }
 
     @Test(arguments: TestEngine.allCases) func unverifiableIsKeptButNotCounted(engine: TestEngine) async throws {
@@ -70,8 +70,8 @@ import TestSupport
         #expect(try await server.store().scalar("SELECT outcome || ':' || countable FROM postbacks", as: String.self) == "unverifiable:0")
     }
 
-    @Test func rejectionsGetSpecificErrorsAndKeepReceipts() async throws {
-        let server = LiveServer(bodyLimit: 4096)
+    @Test(arguments: TestEngine.allCases) func rejectionsGetSpecificErrorsAndKeepReceipts(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine, bodyLimit: 4096)
         try await server.run { client in
             let cases: [(String, ByteBuffer, HTTPResponse.Status, String)] = [
                 (aakPath, try LiveServer.aak("I1", key: try ECPrivateKey.generate()), .badRequest, "bad_signature"),
@@ -90,13 +90,13 @@ import TestSupport
                 #expect(response.json?["message"]?.string != nil)
             }
         }
-        #expect(try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") } == 0)
-        let reasons = try server.query { db in try String.fetchAll(db, sql: "SELECT reason FROM receipts ORDER BY id") }
+        #expect(try await server.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 0)
+        let reasons = try await server.column("SELECT reason FROM receipts ORDER BY id", as: String.self)
         #expect(reasons == ["bad_signature", "malformed_json", "wrong_type", "wrong_type", "field_out_of_range", "wrong_protocol", "unknown_format"])
     }
 
-    @Test func skanExamplesAtTheSKANRoute() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func skanExamplesAtTheSKANRoute(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         try await server.run { client in
             for id in ["skan-4.0-web-high-tier", "skan-3.0-winning", "skan-2.2", "hist-skan-2.0-b"] {
                 let response = try await client.execute(uri: skanPath, method: .post, body: ByteBuffer(bytes: try Checkout.appleExample(id)))
@@ -104,9 +104,9 @@ import TestSupport
             }
         }
         // 3.0, 2.2 and 2.0 share a transaction id and window: one row, later copies differ so they are replays.
-        let rows = try server.query { db in try Row.fetchAll(db, sql: "SELECT version, replays FROM postbacks ORDER BY id") }
-        #expect(rows.map { $0["version"] as String } == ["4.0", "3.0"])
-        #expect(rows.map { $0["replays"] as Int } == [0, 2])
+        let rows = try await server.rows("SELECT version, replays FROM postbacks ORDER BY id")
+        #expect(try rows.map { try $0.get("version", as: String.self) } == ["4.0", "3.0"])
+        #expect(try rows.map { try $0.get("replays", as: Int.self) } == [0, 2])
     }
 
     @Test func storageFailureAnswers500NotOK() async throws {

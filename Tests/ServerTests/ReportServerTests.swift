@@ -152,8 +152,8 @@ import TestSupport
 
 /// Names given over HTTP and with the CLI show in JSON, CSV and table reports (issue 13, item 6).
 @Suite struct NameServerTests {
-    @Test func namesGivenOverHTTPAndTheCLIShowInJSONCSVAndTables() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func namesGivenOverHTTPAndTheCLIShowInJSONCSVAndTables(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let key = try await server.store().apiKeys.create(name: "analyst").key
         let auth: HTTPFields = [.authorization: "Bearer \(key)"]
         try await server.run { client in
@@ -216,8 +216,8 @@ import TestSupport
 
 /// Money over HTTP and the CLI (issue 13, item 1): apps in USD and EUR stay apart in JSON and CSV, with exact sums.
 @Suite struct CurrencyServerTests {
-    @Test func csvAndJSONKeepCurrenciesApartWithExactSums() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func csvAndJSONKeepCurrenciesApartWithExactSums(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         let store = try server.store()
         let key = try await store.apiKeys.create(name: "analyst").key
         for (app, schema) in [("1108187390", "game"), ("525463029", "subscription")] {

@@ -53,7 +53,7 @@ import TestSupport
     /// A request the HTTP parser cannot read gets a 400 with the JSON body too.
     @Test func malformedRequestsGetJSONErrors() async throws {
         let server = LiveServer()
-        try await server.run { client in
+        try await server.run(.live) { client in
             let port = try #require(client.port)
             for request in ["GARBAGE\r\n\r\n", "POST /postbacks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"] {
                 let connection = try RawConnection(port: port)
@@ -78,7 +78,7 @@ import TestSupport
     @Test func anUploadThatAsksFirstIsToldToContinue() async throws {
         let server = LiveServer()
         let body = String(buffer: try LiveServer.aak("E-1"))
-        try await server.run { client in
+        try await server.run(.live) { client in
             let port = try #require(client.port)
             let connection = try RawConnection(port: port, readTimeout: 10)
             connection.send("POST /postbacks HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n")

@@ -31,13 +31,16 @@ package struct LiveServer {
         ])
     }
 
-    package func run(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    /// Runs `test` against the application: in-process through its router (`.router`, the default: routing,
+    /// validation, scopes and storage, no socket), or on a loopback socket (`.live`) where the connection matters
+    /// (peers' addresses, body and time limits enforced by the channel, keep-alive, raw bytes).
+    package func run(_ mode: TestingSetup = .router, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let store = try TestStore.open(try ServerApplication.storeSettings(settings))
         defer { store.close() }
         let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger, metrics: PrometheusCollectorRegistry()).application()
-        try await app.test(.live) { client in try await test(client) }
+        try await app.test(mode) { client in try await test(client) }
     }
 
     /// The server's store, opened as another process would.
