@@ -272,13 +272,39 @@ import TestSupport
 }
 
 
-/// The real binary: SIGTERM ends `serve` cleanly after answering what it accepted.
+/// The real binary: SIGTERM while postbacks are in flight drains them. Eight senders keep postbacks coming; once 40
+/// are acknowledged the process gets SIGTERM and each sender goes on until it is told 503 or the server is gone. Every request sent is
+/// answered 200 (stored), 503 (`shutting_down`, send it again) or not at all once the socket closed; the process exits 0;
+/// and every postback answered 200 is in the database, once.
 @Suite struct ServeProcessTests {
-    @Test func sigtermDrainsAndExitsCleanly() async throws {
+    /// What the senders saw.
+    final class Answers: @unchecked Sendable {
+        private let lock = NSLock()
+        private var acknowledged: [String] = []
+        private var others: [UInt] = []
+        private var signalled = false
+
+        /// Records an answer; returns true the first time `threshold` acknowledgements are reached.
+        func record(_ id: String, status: UInt, threshold: Int) -> Bool {
+            lock.withLock {
+                if status == 200 { acknowledged.append(id) } else { others.append(status) }
+                guard !signalled, acknowledged.count >= threshold else { return false }
+                signalled = true
+                return true
+            }
+        }
+
+        var snapshot: (acknowledged: [String], others: [UInt]) { lock.withLock { (acknowledged, others) } }
+    }
+
+    @Test func sigtermDrainsWhatIsInFlightAndExitsCleanly() async throws {
         let directory = Checkout.temporaryDirectory()
+        let keyFile = directory + "/network.pem"
+        try LiveServer.networkKey.publicKey.pem.write(toFile: keyFile, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Checkout.binary)
-        process.arguments = ["serve", "--port", "0", "--database", directory + "/db.sqlite", "--keys-dir", Checkout.keys, "--log-level", "error"]
+        process.arguments = ["serve", "--port", "0", "--database", directory + "/db.sqlite", "--keys-dir", Checkout.keys, "--log-level", "error",
+                             "--key", "network/0=" + keyFile]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -288,20 +314,39 @@ import TestSupport
             line += String(decoding: byte, as: UTF8.self)
         }
         let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
-        #expect(url.hasPrefix("http://127.0.0.1:"))
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        var request = HTTPClientRequest(url: url + "/.well-known/skadnetwork/report-attribution/")
-        request.method = .POST
-        request.body = .bytes(ByteBuffer(bytes: try Checkout.appleExample("skan-4.0-web-high-tier")))
-        let response = try await client.execute(request, timeout: .seconds(10))
-        #expect(response.status == .ok)
+        let answers = Answers()
+        await withTaskGroup(of: Void.self) { group in
+            for sender in 0..<8 {
+                group.addTask {
+                    for index in 0... {
+                        let id = "T\(sender)-\(index)"
+                        var request = HTTPClientRequest(url: url + "/.well-known/appattribution/report-attribution/")
+                        request.method = .POST
+                        guard let body = try? LiveServer.aak(id) else { return }
+                        request.body = .bytes(body)
+                        // Once the server is gone, a sender stops.
+                        guard let response = try? await client.execute(request, timeout: .seconds(30)) else { return }
+                        _ = try? await response.body.collect(upTo: 1 << 16)
+                        if answers.record(id, status: response.status.code, threshold: 40) { process.terminate() }
+                        // Told the server is shutting down, a device sends again later: this sender stops.
+                        if response.status == .serviceUnavailable { return }
+                    }
+                }
+            }
+        }
         try await client.shutdown()
-        process.terminate()
         process.waitUntilExit(within: 60, "countersign serve after SIGTERM")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
-        let stored = try await DatabaseQueue(path: directory + "/db.sqlite").read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
-        #expect(stored == 1)
+        let (acknowledged, others) = answers.snapshot
+        #expect(acknowledged.count >= 40)
+        #expect(others.allSatisfy { $0 == 503 }, "answers other than 200 and 503: \(others)")
+        let stored = try await DatabaseQueue(path: directory + "/db.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT postback_identifier FROM postbacks")
+        }
+        #expect(Set(stored).isSuperset(of: acknowledged.map { Mint.uuid($0) }), "every acknowledged postback is stored")
+        #expect(stored.count == Set(stored).count)
     }
 }
 
