@@ -47,7 +47,8 @@ public struct TableWriter: Sendable {
     /// Appends a row of JSON cells.
     public mutating func append(_ row: [JSONValue]) {
         startRow()
-        for (index, cell) in row.enumerated() {
+        // A row has a cell per column; extra cells are left out, as a JSON object of the columns would.
+        for (index, cell) in zip(keys.indices, row) {
             switch format {
             case .csv:
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -71,12 +72,14 @@ public struct TableWriter: Sendable {
     public mutating func append(values row: [SQLValue]) {
         startRow()
         let csv = format == .csv
-        for (index, value) in row.enumerated() {
+        for (index, value) in zip(keys.indices, row) {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             if !csv { bytes += keys[index] }
             switch value {
             case .null: if !csv { bytes += Array("null".utf8) }
             case .integer(let integer): Self.writeInteger(integer, into: &bytes)
+            // JSON has no infinity or NaN: such a value is written as none.
+            case .real(let real) where !real.isFinite: if !csv { bytes += Array("null".utf8) }
             case .real(let real): bytes += Array(ReportTable.number(real).utf8)
             case .text(let text):
                 if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }

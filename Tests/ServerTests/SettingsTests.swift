@@ -96,6 +96,19 @@ import Store
         }
     }
 
+    /// A value is taken as typed: a comma in a path stays in it (a list is made of repeated flags, not commas), and the
+    /// last of a repeated single-value flag wins.
+    @Test func flagValuesAreTakenAsTyped() async throws {
+        let command = try ServeCommand.parse(["--database", "/tmp/a,b/db.sqlite", "--key", "kid=/k/a,b.pem", "--port", "1", "--port", "2"])
+        let settings = try await command.resolveSettings(environment: [:])
+        #expect(settings.database == "/tmp/a,b/db.sqlite")
+        #expect(settings.extraKeys == ["kid=/k/a,b.pem"])
+        #expect(settings.port == 2)
+        await #expect { try await ServeCommand.parse(["--port", "eighty"]).resolveSettings(environment: [:]) } throws: { error in
+            "\(error)" == "--port: invalid port \"eighty\"; expected a whole number"
+        }
+    }
+
     @Test func everyFlagFormIsRead() async throws {
         let command = try ServeCommand.parse(["--port=9001", "--allow-development", "--key", "a=a.pem", "--key=b=b.pem", "--accept-ad-network", "x.skadnetwork",
                                               "--source-prefix-v6", "48", "--forward-max-backoff", "120"])

@@ -10,7 +10,7 @@ import Prometheus
 import Store
 
 /// `countersign serve`: the HTTP receiver. Its settings are declared once, in `ServerSettings.declarations`; this
-/// command forwards the flags to them.
+/// command hands its flags to them.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",

@@ -182,8 +182,9 @@ export const emptyText = 'Nothing in these dates and filters. Widen the dates, c
 
 /**
  * A sortable table of `rows` (objects) under `columns` ({ key, label, kind: text|count|share|money, currency(row),
- * title: the key shown on hover}); `report` is the API answer the rows come from, whose report the Download CSV button
- * fetches from the API as CSV (the server writes every CSV; a table without a source has no download). `empty` is
+ * title: the key shown on hover}); `report` is the API answer the rows are, whose report the Download CSV button
+ * fetches from the API as CSV (the server writes every CSV); a table whose rows the page picks from a report, or builds
+ * itself, has no download, since the API's CSV would not be what it shows. `empty` is
  * what it says without rows (by default: widen the dates or fill a trial). The sort is part of the URL
  * (`sort=<id>.<column>.<asc|desc>`).
  */

@@ -24,7 +24,7 @@ export default {
       type: 'bar', data: series(decodedDays, 'day', 'event', 'events'),
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
-    table(perDay, { id: 'events-by-day', caption: 'Events by day, event and currency', rows: decodedDays, report: byDay, columns: [
+    table(perDay, { id: 'events-by-day', caption: 'Events by day, event and currency', rows: decodedDays, columns: [
       { key: 'day', label: 'Day' }, { key: 'event', label: 'Event' }, { key: 'currency', label: 'Currency' },
       { key: 'events', label: 'Events', kind: 'count' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
       { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' }, { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },
@@ -36,7 +36,7 @@ export default {
       type: 'bar', data: series(decodedWindows, 'event', 'window', 'events', (window) => `Window ${window}`),
       options: { scales: { y: { beginAtZero: true } } },
     });
-    table(perWindow, { id: 'events-by-window', caption: 'Events by event, window and currency', rows: decodedWindows, report: byWindow, columns: [
+    table(perWindow, { id: 'events-by-window', caption: 'Events by event, window and currency', rows: decodedWindows, columns: [
       { key: 'event', label: 'Event' }, { key: 'window', label: 'Window', kind: 'count' }, { key: 'currency', label: 'Currency' },
       { key: 'events', label: 'Events', kind: 'count' }, { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' },
       { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },
@@ -49,7 +49,7 @@ export default {
     ] });
 
     const undefinedValues = section(main, 'Values the schema leaves undefined', { note: 'Conversion values that decoded to no event: add them to the schema, then countersign redecode.' });
-    table(undefinedValues, { id: 'undefined-values', caption: 'Undefined values by app', rows: values.rows.filter((row) => row.decoding === 'undefined_value'), report: values,
+    table(undefinedValues, { id: 'undefined-values', caption: 'Undefined values by app', rows: values.rows.filter((row) => row.decoding === 'undefined_value'),
       empty: 'Every value received in these dates is in the schema.', columns: [
       { key: 'app', label: 'App' }, { key: 'value_kind', label: 'Kind' }, { key: 'value', label: 'Value' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' },

@@ -35,7 +35,7 @@ export default {
       })) },
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
-    table(coarse, { id: 'coarse-values', caption: 'Coarse values by window and currency', rows: coarseRows, report: values, columns: [
+    table(coarse, { id: 'coarse-values', caption: 'Coarse values by window and currency', rows: coarseRows, columns: [
       { key: 'window', label: 'Window', kind: 'count' }, { key: 'value', label: 'Coarse value' }, { key: 'currency', label: 'Currency' },
       { key: 'postbacks', label: 'Postbacks', kind: 'count' }, { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' },
       { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },

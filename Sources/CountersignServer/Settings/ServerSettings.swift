@@ -102,7 +102,7 @@ package struct ServerSettings: Sendable {
         return [
             .text("host", \.host, value: "ADDRESS", help: "Address to bind."),
             .integer("port", \.port, in: 0...65535, help: "Port to listen on; 0 picks a free port (printed on start)."),
-            Setting(name: "database", flag: "database", value: "PATH|URL", repeatable: false,
+            Setting(name: "database", flag: "database", value: "PATH|URL", kind: .text, repeatable: false,
                     help: "SQLite file, or postgres://user@host:port/database URL.", defaultText: { $0.database }) { settings, source throws(CLIFailure) in
                 let read = try source.secret("database", expected: "an SQLite file path or a postgres:// URL") { text in
                     do throws(DatabaseLocationError) { _ = try DatabaseLocation(text); return nil } catch { return "(\(error.message))" }
@@ -149,7 +149,7 @@ package struct ServerSettings: Sendable {
                           help: "Apple Ads API user's client id, to read campaign and keyword names."),
             .optionalText("apple-ads-team-id", \.appleAdsTeamID, value: "ID", help: "Apple Ads API user's team id."),
             .optionalText("apple-ads-key-id", \.appleAdsKeyID, value: "ID", help: "Apple Ads API user's key id."),
-            Setting(name: "apple-ads-private-key", flag: "apple-ads-private-key", value: "PEM_FILE", repeatable: false,
+            Setting(name: "apple-ads-private-key", flag: "apple-ads-private-key", value: "PEM_FILE", kind: .text, repeatable: false,
                     help: "Path of the Apple Ads API user's PEM private key (P-256).", defaultText: { _ in nil }) { settings, source throws(CLIFailure) in
                 // The key file's path is read as a secret, so it stays out of logs; the key itself never leaves memory.
                 _ = try source.secret("apple-ads-private-key", expected: "the path of the API user's PEM private key (P-256)") { path in

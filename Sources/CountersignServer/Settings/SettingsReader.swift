@@ -41,35 +41,42 @@ package struct SettingsReader {
     /// be ignored), and each takes what its setting takes.
     package init(arguments: [String], settings: [Setting], environment: [String: String], file: ConfigFile? = nil) throws(CLIFailure) {
         let flags = Dictionary(settings.map { ($0.flag, $0) }, uniquingKeysWith: { first, _ in first })
-        var forwarded = ["serve"]
-        var waiting: Setting?
+        // The texts given for each setting, in order; the flags are read here, so values are taken as typed (a comma
+        // in a path or a password stays in it) and a list's flag may be repeated.
+        var given: [(setting: Setting, texts: [String])] = []
+        var waiting = false
         for argument in arguments {
             guard argument.hasPrefix("--") else {
-                guard let setting = waiting else {
+                guard waiting, let last = given.last else {
                     throw CLIFailure.usage("unexpected argument \(Self.quoted(argument)); settings are given as --NAME VALUE")
                 }
-                if !setting.repeatable { waiting = nil }
-                forwarded.append(argument)
+                given[given.count - 1].texts.append(argument)
+                if !last.setting.repeatable { waiting = false }
                 continue
             }
-            if let setting = waiting, forwarded.last == "--" + setting.name {
-                throw CLIFailure.usage("--\(setting.flag) needs a value (\(setting.value ?? ""))")
+            if waiting, let last = given.last, last.texts.isEmpty {
+                throw CLIFailure.usage("--\(last.setting.flag) needs a value (\(last.setting.value ?? ""))")
             }
             let flag = String(argument.dropFirst(2).prefix { $0 != "=" })
             guard let setting = flags[flag] else {
                 throw CLIFailure.usage("unknown option --\(flag); `countersign serve --help` lists the settings")
             }
-            let given = argument.contains("=")
-            waiting = given || setting.value == nil ? nil : setting
-            // swift-configuration finds a setting's flag by its name (`--keys`), whatever flag people type (`--key`).
-            forwarded.append("--" + setting.name + (given ? String(argument.drop { $0 != "=" }) : ""))
+            let inline = argument.firstIndex(of: "=").map { String(argument[argument.index(after: $0)...]) }
+            given.append((setting, inline.map { [$0] } ?? []))
+            waiting = inline == nil && setting.value != nil
         }
-        if let setting = waiting, forwarded.last == "--" + setting.name {
-            throw CLIFailure.usage("--\(setting.flag) needs a value (\(setting.value ?? ""))")
+        if waiting, let last = given.last, last.texts.isEmpty {
+            throw CLIFailure.usage("--\(last.setting.flag) needs a value (\(last.setting.value ?? ""))")
+        }
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for setting in settings {
+            let texts = given.filter { $0.setting.name == setting.name }.flatMap(\.texts)
+            guard given.contains(where: { $0.setting.name == setting.name }) else { continue }
+            values[AbsoluteConfigKey([setting.name])] = ConfigValue(try setting.content(texts), isSecret: false)
         }
         let flagNames = Dictionary(settings.map { ($0.name, $0.flag) }, uniquingKeysWith: { first, _ in first })
         var providers: [any ConfigProvider] = [
-            CommandLineArgumentsProvider(arguments: forwarded),
+            InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: "countersign"),
         ]
         var sourceNames: [(String) -> String] = [{ "--" + (flagNames[$0] ?? $0) }, Self.environmentName]

@@ -94,6 +94,11 @@ struct SQLiteSession: SQLSession {
     /// lock and no values once done.
     private func run(_ statement: Statement, _ sql: String, _ arguments: [any SQLValueConvertible], row: (OpaquePointer) throws -> Void) throws {
         let handle = statement.sqliteStatement
+        // SQLite rolls a transaction back by itself after some errors (a full disk, an I/O error); nothing may then run
+        // outside it as if it were still open. Every session runs inside GRDB's transaction (reads too).
+        guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "the transaction was rolled back by SQLite; nothing more runs in it", sql: sql)
+        }
         sqlite3_reset(handle)
         // Reset once done, so it holds no lock; its values stay bound (SQLite's own copies) until the next run binds others.
         defer { sqlite3_reset(handle) }
@@ -132,16 +137,17 @@ struct SQLiteSession: SQLSession {
             return sqlite3_bind_double(handle, index, real)
         case .text(var text):
             return text.withUTF8 { bytes in
-                // An empty buffer may have no address, and a NULL pointer would bind NULL instead of ''.
-                guard let address = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+                // An empty buffer may have no address, and a NULL pointer would bind NULL instead of ''. The 64-bit
+                // length makes a value past SQLite's limit SQLITE_TOOBIG, not a trap.
+                guard let address = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text64(handle, index, "", 0, transient, UInt8(SQLITE_UTF8)) }
                 return address.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), transient)
+                    sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), transient, UInt8(SQLITE_UTF8))
                 }
             }
         case .blob(let bytes):
             return bytes.withUnsafeBytes { buffer in
                 guard let address = buffer.baseAddress, !buffer.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
-                return sqlite3_bind_blob(handle, index, address, Int32(buffer.count), transient)
+                return sqlite3_bind_blob64(handle, index, address, sqlite3_uint64(buffer.count), transient)
             }
         }
     }
@@ -154,13 +160,12 @@ struct SQLiteSession: SQLSession {
         case SQLITE_FLOAT:
             return .real(sqlite3_column_double(handle, index))
         case SQLITE_TEXT:
-            let count = Int(sqlite3_column_bytes(handle, index))
+            // The pointer first, then its length, as SQLite documents.
             guard let text = sqlite3_column_text(handle, index) else { return .text("") }
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self))
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, index))
             guard let blob = sqlite3_column_blob(handle, index) else { return .blob([]) }
-            return .blob(Array(UnsafeRawBufferPointer(start: blob, count: count)))
+            return .blob(Array(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, index)))))
         default:
             return .null
         }
