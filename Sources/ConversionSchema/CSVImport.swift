@@ -1,4 +1,5 @@
 import JWS
+import Postback
 
 /// Turns the mapping table MMP dashboards export into a schema document.
 ///
@@ -15,7 +16,7 @@ public enum CSVImport {
     }
 
     /// Builds a schema document for `app` in `currency`, effective from `effectiveFrom` (ISO 8601 text).
-    public static func schemaDocument(csv: String, app: String, currency: String, effectiveFrom: String) throws(Problem) -> JSONValue {
+    public static func schemaDocument(csv: String, app: AppID, currency: String, effectiveFrom: String) throws(Problem) -> JSONValue {
         let rows = parse(csv)
         guard let header = rows.first else { throw Problem(line: 1, message: "the file is empty") }
         let names = header.map { $0.lowercased().trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: " ") }
@@ -106,7 +107,7 @@ public enum CSVImport {
         }
         return .object(JSONObject([
             JSONMember(key: "format", value: .string(SchemaReader.format)),
-            JSONMember(key: "app", value: .string(app)),
+            JSONMember(key: "app", value: .string(app.description)),
             JSONMember(key: "currency", value: .string(currency)),
             JSONMember(key: "versions", value: .array([.object(version)])),
         ]))

@@ -3,8 +3,8 @@ import Postback
 
 /// One app's conversion-value schema: what each fine and coarse value means, per conversion class and window, over time.
 public struct ConversionSchema: Sendable, Equatable {
-    /// The advertised app: `advertised-item-identifier` / `app-id`, as text.
-    public var app: String
+    /// The advertised app: `advertised-item-identifier` / `app-id`.
+    public var app: AppID
     /// A name for people.
     public var name: String?
     /// The currency every revenue range is in.

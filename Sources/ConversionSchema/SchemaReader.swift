@@ -85,7 +85,8 @@ private struct Reader {
             error("$.format", "must be \"\(SchemaReader.format)\", got \"\(format)\"")
         }
         let app = string(root["app"], "$.app") ?? ""
-        if root["app"] != nil, app.isEmpty || app.utf8.count > 19 || Int64(app) == nil || !app.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+        let appID = AppID(app)
+        if root["app"] != nil, appID == nil {
             error("$.app", "must be the app's numeric App Store id (advertised-item-identifier), got \"\(app)\"")
         }
         let currency = string(root["currency"], "$.currency")
@@ -110,7 +111,8 @@ private struct Reader {
         for entry in currencies where entry.currency != documentCurrency {
             error(entry.path, "mixed currencies: \(entry.currency) where the schema uses \(documentCurrency ?? "")")
         }
-        return ConversionSchema(app: app, name: string(root["name"], "$.name"), currency: documentCurrency,
+        // With an error recorded the schema is not used; the app stands in as 0.
+        return ConversionSchema(app: appID ?? AppID(0), name: string(root["name"], "$.name"), currency: documentCurrency,
                                 sourceHierarchy: hierarchy, versions: versions)
     }
 

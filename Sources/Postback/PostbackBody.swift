@@ -38,7 +38,7 @@ public struct ClaimedIdentity: Sendable, Equatable {
     /// The ad network id it names, when it has that shape.
     public let adNetwork: String?
     /// The App Store id it names.
-    public let app: Int64?
+    public let app: AppID?
     /// Its source identifier (or SKAdNetwork's campaign-id), digits only.
     public let source: String?
 
@@ -55,7 +55,7 @@ public struct ClaimedIdentity: Sendable, Equatable {
         guard let identifier = (fields["postback-identifier"] ?? fields["transaction-id"])?.string, (1...128).contains(identifier.utf8.count),
               identifier.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
         let network = (fields["ad-network-identifier"] ?? fields["ad-network-id"])?.string.flatMap { isAdNetworkID($0) ? $0 : nil }
-        let app = (fields["advertised-item-identifier"] ?? fields["app-id"])?.int64
+        let app = (fields["advertised-item-identifier"] ?? fields["app-id"])?.int64.map { AppID($0) }
         let sourceValue = fields["source-identifier"] ?? fields["campaign-id"]
         let source = (sourceValue?.string ?? sourceValue?.int64.map(String.init)).flatMap { text in
             (1...4).contains(text.count) && text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber) ? text : nil

@@ -157,7 +157,7 @@ public struct TrustPolicy: Sendable {
     /// Ad network ids accepted; empty accepts any.
     public var acceptedAdNetworks: Set<String>
     /// The app registry's rules by app id; nil when the installation keeps no registry (every app is served).
-    public var apps: [Int64: AppRule]?
+    public var apps: [AppID: AppRule]?
 
     /// One registered app's own policy, applied on top of the server's.
     public struct AppRule: Sendable, Equatable {
@@ -173,7 +173,7 @@ public struct TrustPolicy: Sendable {
     }
 
     /// Creates a policy.
-    public init(allowDevelopment: Bool = false, acceptedAdNetworks: Set<String> = [], apps: [Int64: AppRule]? = nil) {
+    public init(allowDevelopment: Bool = false, acceptedAdNetworks: Set<String> = [], apps: [AppID: AppRule]? = nil) {
         self.allowDevelopment = allowDevelopment
         self.acceptedAdNetworks = acceptedAdNetworks
         self.apps = apps
@@ -194,13 +194,13 @@ public struct TrustPolicy: Sendable {
         case .verified(let postback, let signer):
             if let refusal = networkRefusal(postback) { return .refuse(refusal) }
             if signer.environment == .development {
-                guard allowDevelopment || apps?[postback.advertisedItemID]?.allowDevelopment == true else {
+                guard allowDevelopment || apps?[postback.app]?.allowDevelopment == true else {
                     return .refuse(FieldProblem(.developmentNotAllowed, field: nil,
                         "signed with development key \(signer.keyID); start with --allow-development (or allow it for the app) to accept it"))
                 }
                 return .accept(countable: false)
             }
-            let reason = notCountedReason(app: postback.advertisedItemID, adNetwork: postback.adNetworkID)
+            let reason = notCountedReason(app: postback.app, adNetwork: postback.adNetworkID)
             return .accept(countable: reason == nil, reason: reason)
         }
     }
@@ -208,7 +208,7 @@ public struct TrustPolicy: Sendable {
     /// Why a production-verified postback of `app` from `adNetwork` does not count under this policy, or nil when it
     /// counts: an ad network the server or the app's registry entry does not accept, or an app outside the registry.
     /// Ingest stores the answer; `reverify` and a registry change apply it again to every stored postback.
-    public func notCountedReason(app: Int64, adNetwork: String) -> VerificationReason? {
+    public func notCountedReason(app: AppID, adNetwork: String) -> VerificationReason? {
         if !acceptedAdNetworks.isEmpty, !acceptedAdNetworks.contains(adNetwork) { return .adNetworkNotAccepted }
         guard let apps else { return nil }
         guard let rule = apps[app] else { return .appNotRegistered }

@@ -7,7 +7,7 @@ public struct SpendRow: Sendable, Equatable {
     /// The reporting day, `YYYY-MM-DD`, as the network reports it.
     public var day: String
     /// The advertised app's App Store id.
-    public var app: Int64
+    public var app: AppID
     /// The ad network id, as in its postbacks.
     public var adNetwork: String
     /// The campaign as the file names it ("" for the whole network): matched to postbacks' campaign digits.
@@ -28,7 +28,7 @@ public struct SpendRow: Sendable, Equatable {
     public var line: Int
 
     /// A row.
-    public init(day: String, app: Int64, adNetwork: String, campaign: String = "", country: String = "", impressions: Int64? = nil,
+    public init(day: String, app: AppID, adNetwork: String, campaign: String = "", country: String = "", impressions: Int64? = nil,
                 clicks: Int64? = nil, claimedInstalls: Int64? = nil, claimedReEngagements: Int64? = nil, spendMicros: Int64? = nil,
                 currency: String? = nil, line: Int = 0) {
         self.day = day
@@ -96,12 +96,12 @@ enum SpendField: String, CaseIterable {
 
 /// What the importer is told beyond the file: values for columns the file lacks.
 public struct SpendDefaults: Sendable, Equatable {
-    public var app: Int64?
+    public var app: AppID?
     public var adNetwork: String?
     public var currency: String?
 
     /// No defaults.
-    public init(app: Int64? = nil, adNetwork: String? = nil, currency: String? = nil) {
+    public init(app: AppID? = nil, adNetwork: String? = nil, currency: String? = nil) {
         self.app = app
         self.adNetwork = adNetwork
         self.currency = currency
@@ -110,7 +110,7 @@ public struct SpendDefaults: Sendable, Equatable {
     /// The first default that is not what it must be (`field`, then what it must be), or nil: a default is checked
     /// when it is given, whether or not the file needs it.
     public var problem: (field: String, message: String)? {
-        if let app, app < 1 { return ("app", "must be an App Store id, a positive integer") }
+        if let app, app.number < 1 { return ("app", "must be an App Store id, a positive integer") }
         if let adNetwork, !isAdNetworkID(adNetwork) { return ("ad_network", "must be an ad network id such as example123.skadnetwork") }
         if let currency, !CurrencyCode.isKnown(currency) { return ("currency", "must be an ISO 4217 currency code in upper case, such as USD or EUR") }
         return nil
@@ -205,7 +205,7 @@ public enum SpendFile {
                 }
                 return value
             }
-            var row = SpendRow(day: "", app: 0, adNetwork: "", campaign: "", country: "", line: record.line)
+            var row = SpendRow(day: "", app: AppID(0), adNetwork: "", campaign: "", country: "", line: record.line)
             let dayText = cell(.day) ?? ""
             let normal: String?
             if let known = days[dayText] { normal = known } else {
@@ -214,7 +214,7 @@ public enum SpendFile {
             }
             if let normal { row.day = normal } else { fail(.day, "must be a date such as 2026-11-20, got \(quoted(dayText))") }
             if let text = cell(.app) {
-                if let app = Int64(text), app >= 1, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { row.app = app } else {
+                if let app = AppID(text) { row.app = app } else {
                     fail(.app, "must be the numeric App Store id, got \(quoted(text))")
                 }
             } else if let app = defaults.app { row.app = app } else { fail(.app, "is empty; every row needs the App Store id") }

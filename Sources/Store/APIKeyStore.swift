@@ -24,7 +24,7 @@ public enum APIScope: String, Sendable, CaseIterable, Comparable {
 /// What a valid key allows: its scopes, and the apps it is limited to (nil: every app).
 public struct APIKeyGrant: Sendable, Equatable {
     public let scopes: Set<APIScope>
-    public let apps: Set<Int64>?
+    public let apps: Set<AppID>?
     /// The key's name, which imports record as who made them.
     public var name: String? = nil
 
@@ -32,7 +32,7 @@ public struct APIKeyGrant: Sendable, Equatable {
     public func allows(_ scope: APIScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
 
     /// Whether the key may see `app` (always, when it is limited to no apps).
-    public func covers(app: Int64) -> Bool { apps?.contains(app) ?? true }
+    public func covers(app: AppID) -> Bool { apps?.contains(app) ?? true }
 }
 
 /// An API key as listed (the key itself is shown once, at creation, and stored only as a SHA-256 hash).
@@ -53,7 +53,7 @@ public struct APIKeyStore: Sendable {
 
     /// Creates a key named `name` with `scopes`, limited to `apps` when given; returns its record and the key text,
     /// which is not stored.
-    public func create(name: String, scopes: Set<APIScope> = APIScope.defaults, apps: Set<Int64>? = nil) async throws -> (record: APIKeyRecord, key: String) {
+    public func create(name: String, scopes: Set<APIScope> = APIScope.defaults, apps: Set<AppID>? = nil) async throws -> (record: APIKeyRecord, key: String) {
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
         let key = "cs_" + Base64.encode(bytes, alphabet: .url)
@@ -76,7 +76,7 @@ public struct APIKeyStore: Sendable {
     /// The grant stored in a key's `scopes` and `apps` columns (unknown scope names are ignored).
     static func grant(scopes: String, apps: String?) -> APIKeyGrant {
         APIKeyGrant(scopes: Set(scopes.split(separator: ",").compactMap { APIScope(rawValue: String($0)) }),
-                    apps: apps.map { Set($0.split(separator: ",").compactMap { Int64($0) }) })
+                    apps: apps.map { Set($0.split(separator: ",").compactMap { AppID(String($0)) }) })
     }
 
     /// Every key, newest first.

@@ -9,7 +9,7 @@ public struct AppRegistry: Sendable {
 
     /// One registered app.
     public struct Entry: Sendable, Equatable {
-        public var app: Int64
+        public var app: AppID
         public var name: String
         /// Ad network ids accepted for the app; empty accepts those the server accepts.
         public var adNetworks: [String]
@@ -24,7 +24,7 @@ public struct AppRegistry: Sendable {
         public var copyDomain: String?
         public var updatedAt: String
 
-        public init(app: Int64, name: String, adNetworks: [String] = [], allowDevelopment: Bool = false, currency: String? = nil,
+        public init(app: AppID, name: String, adNetworks: [String] = [], allowDevelopment: Bool = false, currency: String? = nil,
                     timeZone: String? = nil, copyDomain: String? = nil, updatedAt: String = "") {
             self.app = app
             self.name = name
@@ -65,7 +65,7 @@ public struct AppRegistry: Sendable {
         for network in entry.adNetworks where !isAdNetworkID(network) {
             throw Problem(field: "ad_networks", message: "each must be an ad network id such as example123.skadnetwork")
         }
-        guard entry.app >= 1 else { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
+        guard entry.app.number >= 1 else { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
         if let currency = entry.currency, !CurrencyCode.isKnown(currency) {
             throw Problem(field: "currency", message: "must be an ISO 4217 currency code in upper case, such as USD or EUR")
         }
@@ -94,7 +94,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// Removes `app`; false when it was not registered.
-    public func remove(app: Int64) async throws -> Bool {
+    public func remove(app: AppID) async throws -> Bool {
         try await engine.write { db in try db.execute("DELETE FROM apps WHERE app = ?", [app]) > 0 }
     }
 
@@ -111,27 +111,27 @@ public struct AppRegistry: Sendable {
     }
 
     /// The registry's rules for the trust policy: nil when no app is registered (every app counts as before).
-    public func rules() async throws -> [Int64: TrustPolicy.AppRule]? {
+    public func rules() async throws -> [AppID: TrustPolicy.AppRule]? {
         try Self.rules(try await engine.read { db in try db.rows("SELECT app, ad_networks, allow_development FROM apps", []) })
     }
 
-    private static func rules(_ rows: [SQLRow]) throws -> [Int64: TrustPolicy.AppRule]? {
+    private static func rules(_ rows: [SQLRow]) throws -> [AppID: TrustPolicy.AppRule]? {
         guard !rows.isEmpty else { return nil }
         return Dictionary(uniqueKeysWithValues: try rows.map { row in
-            (try row.get("app", as: Int64.self), TrustPolicy.AppRule(
+            (try row.get("app", as: AppID.self), TrustPolicy.AppRule(
                 acceptedAdNetworks: Set((try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? []),
                 allowDevelopment: try row.get("allow_development", as: Bool.self)))
         })
     }
 
     /// The copy domain of each registered app that has one.
-    public func copyDomains() async throws -> [Int64: String] {
+    public func copyDomains() async throws -> [AppID: String] {
         try await engine.read { db in try Self.copyDomains(db) }
     }
 
-    private static func copyDomains(_ db: any SQLSession) throws -> [Int64: String] {
+    private static func copyDomains(_ db: any SQLSession) throws -> [AppID: String] {
         Dictionary(uniqueKeysWithValues: try db.rows("SELECT app, copy_domain FROM apps WHERE copy_domain IS NOT NULL", []).map { row in
-            (try row.get("app", as: Int64.self), try row.get("copy_domain", as: String.self))
+            (try row.get("app", as: AppID.self), try row.get("copy_domain", as: String.self))
         })
     }
 
@@ -146,7 +146,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// The registered time zone of `app`, if any.
-    public func timeZone(app: Int64) async throws -> String? {
+    public func timeZone(app: AppID) async throws -> String? {
         try await engine.read { db in try db.value("SELECT time_zone FROM apps WHERE app = ?", [app], as: String.self) }
     }
 }

@@ -17,14 +17,15 @@ public struct AttributionRecordStore: Sendable {
 
     /// Stores a normalised iAd dictionary, reported by the app and labelled so, once: a repeat with the same app and
     /// install id, or without an install id the same app and exact body, returns the earlier record.
-    public func storeClientReported(_ record: AttributionRecord, app: String?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
-        let dedupKey = installID.map { "iad:\(app ?? ""):install:\($0)" }
-            ?? "iad:\(app ?? ""):body:" + Base64.encode(sha256(body), alphabet: .url)
+    public func storeClientReported(_ record: AttributionRecord, app: AppID?, installID: String?, body: [UInt8], receivedAt: Date = Date()) async throws -> StoredAttribution {
+        let appText = app?.description ?? ""
+        let dedupKey = installID.map { "iad:\(appText):install:\($0)" }
+            ?? "iad:\(appText):body:" + Base64.encode(sha256(body), alphabet: .url)
         return try await engine.write { db in
             if let existing = try db.value("SELECT id FROM attribution_records WHERE dedup_key = ?", [dedupKey], as: Int64.self) {
                 return StoredAttribution(id: existing, isNew: false)
             }
-            let id = try Self.insert(db, record, app: app, installID: installID, body: body, receivedAt: receivedAt, jobID: nil, dedupKey: dedupKey)
+            let id = try Self.insert(db, record, app: app?.description, installID: installID, body: body, receivedAt: receivedAt, jobID: nil, dedupKey: dedupKey)
             guard let id else {
                 // Another receiver stored the same submission a moment ago.
                 let earlier = try db.value("SELECT id FROM attribution_records WHERE dedup_key = ?", [dedupKey], as: Int64.self) ?? 0
@@ -106,7 +107,7 @@ public struct AttributionReportQuery: Sendable, Equatable {
 
     public var from: Date?
     public var to: Date?
-    public var app: String?
+    public var app: AppID?
     /// `adservices` or `iad`.
     public var source: String?
     /// Include Apple's developer-mode test payloads; by default they are left out.
@@ -145,7 +146,8 @@ public struct AttributionReportQuery: Sendable, Equatable {
         var arguments: [any SQLValueConvertible] = []
         if let from { conditions.append("received_at >= ?"); arguments += [Timestamp.format(from)] }
         if let to { conditions.append("received_at < ?"); arguments += [Timestamp.format(to)] }
-        if let app { conditions.append("app = ?"); arguments += [app] }
+        // `attribution_records.app` is text: the id as it is written.
+        if let app { conditions.append("app = ?"); arguments += [app.description] }
         if let source {
             conditions.append("source = ?")
             arguments += [source]

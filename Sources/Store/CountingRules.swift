@@ -19,7 +19,7 @@ public struct CountingRules: Sendable {
                 WHERE outcome = 'verified' AND environment = 'production'
                 GROUP BY advertised_item_id, ad_network_id, countable, coalesce(reason, '')
                 """, []).map { row in
-                (app: try row.get("advertised_item_id", as: Int64.self), adNetwork: try row.get("ad_network_id", as: String.self),
+                (app: try row.get("advertised_item_id", as: AppID.self), adNetwork: try row.get("ad_network_id", as: String.self),
                  countable: try row.get("countable", as: Bool.self), reason: try row.get("reason", as: String.self))
             }
         }

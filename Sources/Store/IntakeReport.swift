@@ -59,7 +59,7 @@ public struct IntakeQuery: Sendable, Equatable {
     public var from: Date?
     public var to: Date?
     public var timeZone = ReportTimeZone.utc
-    public var app: Int64?
+    public var app: AppID?
     public var adNetwork: String?
     public var family: PostbackProtocol?
     public var environment: String?

@@ -31,7 +31,7 @@ public struct NameRegistry: Sendable {
 
     /// A source-identifier value's name for one app and ad network.
     public struct SourceName: Sendable, Equatable {
-        public let app: Int64
+        public let app: AppID
         public let adNetworkID: String
         public let level: Level
         public let digits: String
@@ -86,7 +86,7 @@ public struct NameRegistry: Sendable {
     }
 
     /// The source names of `app`, by ad network, level and digits.
-    public func sourceNames(app: Int64) async throws -> [SourceName] {
+    public func sourceNames(app: AppID) async throws -> [SourceName] {
         try await engine.read { db in
             try db.rows("SELECT app, ad_network_id, level, digits, name, updated_at FROM source_names WHERE app = ? ORDER BY ad_network_id, level, digits", [app]).map {
                 SourceName(app: try $0.get("app"), adNetworkID: try $0.get("ad_network_id"), level: Level(rawValue: try $0.get("level")) ?? .campaign,
@@ -96,7 +96,7 @@ public struct NameRegistry: Sendable {
     }
 
     /// Names `digits` at `level` for `app`'s ads on `adNetwork` (replacing the name).
-    public func setSourceName(app: Int64, adNetwork: String, level: Level, digits: String, name: String) async throws {
+    public func setSourceName(app: AppID, adNetwork: String, level: Level, digits: String, name: String) async throws {
         try Self.checkAdNetwork(adNetwork)
         try Self.checkDigits(digits, level: level)
         try Self.checkName(name)
@@ -109,7 +109,7 @@ public struct NameRegistry: Sendable {
     }
 
     /// Removes a source name; false when there was none.
-    public func removeSourceName(app: Int64, adNetwork: String, level: Level, digits: String) async throws -> Bool {
+    public func removeSourceName(app: AppID, adNetwork: String, level: Level, digits: String) async throws -> Bool {
         try await engine.write { db in
             try db.execute("DELETE FROM source_names WHERE app = ? AND ad_network_id = ? AND level = ? AND digits = ?",
                            [app, adNetwork, level.rawValue, digits]) > 0

@@ -68,7 +68,7 @@ public struct Intake: Sendable {
     /// is still current, else computed now.
     func currentDecoding(_ catalog: SchemaCatalog) -> PostbackDecoding? {
         guard row != nil, let postback = result.postback else { return nil }
-        let entry = catalog.entry(app: String(postback.advertisedItemID))
+        let entry = catalog.entry(app: postback.app)
         if let decoding, decoding.revision == entry?.revision { return decoding }
         return PostbackDecoding(entry, postback: postback, receivedAt: receivedAt)
     }
@@ -349,12 +349,11 @@ public struct PostbackLedger: Sendable {
     /// Re-applies the app's current schema to stored postbacks received at or after `from` (all when nil), in chunks;
     /// `progress(looked at, total)` is called after each chunk. Returns how many postbacks were decoded: a stored body
     /// that no longer parses, or a row without its receipt, is skipped and not counted.
-    public func redecode(app: String, from: Date?, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
-        let appID = Int64(app) ?? -1
+    public func redecode(app: AppID, from: Date?, progress: @Sendable (Int, Int) -> Void) async throws -> Int {
         let fromText = from.map(Timestamp.format) ?? ""
         let filter = "advertised_item_id = ? AND received_at >= ? AND outcome IN ('verified', 'unverifiable')"
         let ids = try await engine.read { db in
-            try db.rows("SELECT id FROM postbacks WHERE \(filter) ORDER BY id", [appID, fromText]).map { try $0.get("id", as: Int64.self) }
+            try db.rows("SELECT id FROM postbacks WHERE \(filter) ORDER BY id", [app, fromText]).map { try $0.get("id", as: Int64.self) }
         }
         let catalog = self.catalog
         var looked = 0, decoded = 0
@@ -373,7 +372,7 @@ public struct PostbackLedger: Sendable {
     /// oldest first, in one transaction; nothing when the app has no schema. Returns how many it looked at and
     /// decoded, and the last id it looked at, so a caller pages through the backlog: a row whose stored body no longer
     /// parses is passed over, not taken again for ever. On PostgreSQL rows another receiver is decoding are skipped.
-    public func decodeWaiting(app: String, after: Int64, limit: Int) async throws -> (looked: Int, decoded: Int, last: Int64?) {
+    public func decodeWaiting(app: AppID, after: Int64, limit: Int) async throws -> (looked: Int, decoded: Int, last: Int64?) {
         let catalog = self.catalog
         return try await engine.write { db in
             try catalog.refresh(db)
@@ -382,14 +381,14 @@ public struct PostbackLedger: Sendable {
             let ids = try db.rows("""
                 SELECT id FROM postbacks WHERE advertised_item_id = ? AND id > ? AND decode_status IS NULL AND outcome IN ('verified', 'unverifiable')
                 ORDER BY id LIMIT ?\(lock)
-                """, [Int64(app) ?? -1, after, limit]).map { try $0.get("id", as: Int64.self) }
+                """, [app, after, limit]).map { try $0.get("id", as: Int64.self) }
             return (ids.count, try Self.decodeStored(ids, db, catalog: catalog), ids.last)
         }
     }
 
     /// Decodes all of `app`'s waiting postbacks (``decodeWaiting(app:after:limit:)``), `batch` a transaction, and
     /// returns how many it decoded; stops between batches when the task is cancelled.
-    public func decodeBacklog(app: String, batch: Int = 1_000) async throws -> Int {
+    public func decodeBacklog(app: AppID, batch: Int = 1_000) async throws -> Int {
         var after: Int64 = 0
         var decoded = 0
         while true {
@@ -402,10 +401,10 @@ public struct PostbackLedger: Sendable {
     }
 
     /// How many of `app`'s stored postbacks no schema has decoded yet.
-    public func waitingForDecoding(app: String) async throws -> Int {
+    public func waitingForDecoding(app: AppID) async throws -> Int {
         try await engine.read { db in
             try db.value("SELECT count(*) FROM postbacks WHERE advertised_item_id = ? AND decode_status IS NULL AND outcome IN ('verified', 'unverifiable')",
-                         [Int64(app) ?? -1], as: Int.self) ?? 0
+                         [app], as: Int.self) ?? 0
         }
     }
 

@@ -154,7 +154,7 @@ public struct ReportQuery: Sendable, Equatable {
 
     public var from: Date?
     public var to: Date?
-    public var app: Int64?
+    public var app: AppID?
     public var adNetwork: String?
     public var sourcePrefix: String?
     /// `download`, `redownload`, `re-engagement` (either spelling), or the classes `install` / `re-engagement`.

@@ -18,7 +18,7 @@ public final class SchemaCatalog: Sendable {
         public let schema: ConversionSchema
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[AppID: Entry]>([:])
     /// The `schema_catalogue_version` the entries were loaded at; nil before the first load.
     private let loadedVersion = Mutex<Int64?>(nil)
 
@@ -27,13 +27,13 @@ public final class SchemaCatalog: Sendable {
 
     /// Forgets `app`'s entry and the version loaded, so the next refresh reads the table again: an upload whose
     /// transaction failed after it refreshed must not leave its schema held.
-    func forget(app: String) {
+    func forget(app: AppID) {
         entries.withLock { _ = $0.removeValue(forKey: app) }
         loadedVersion.withLock { $0 = nil }
     }
 
     /// The current schema for `app`.
-    public func entry(app: String) -> Entry? { entries.withLock { $0[app] } }
+    public func entry(app: AppID) -> Entry? { entries.withLock { $0[app] } }
 
     /// Loads every app whose latest revision differs from the one held, when the database's catalogue version (raised
     /// by a trigger on every change to `schemas`, by any receiver or command) differs from the one loaded. Every commit
@@ -52,14 +52,14 @@ public final class SchemaCatalog: Sendable {
         if let version, loadedVersion.withLock({ $0 }) == version { return }
         let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
         // An app no longer in the table (a schema whose upload was rolled back) has no schema.
-        let present = Set(try latest.map { try $0.get("app", as: String.self) })
+        let present = Set(try latest.map { try $0.get("app", as: AppID.self) })
         entries.withLock { entries in entries = entries.filter { present.contains($0.key) } }
         let held = entries.withLock { $0.mapValues(\.revision) }
         for row in latest {
-            let app = try row.get("app", as: String.self)
+            let app = try row.get("app", as: AppID.self)
             let revision = try row.get("revision", as: Int.self)
             guard held[app] != revision else { continue }
-            let document = try session.value("SELECT document FROM schemas WHERE app = ? AND revision = ?", [app, revision], as: String.self) ?? ""
+            let document = try session.value("SELECT document FROM schemas WHERE app = ? AND revision = ?", [app.description, revision], as: String.self) ?? ""
             // A stored document that fails today's checks leaves the app without a schema; it is read again only after
             // the next change to the catalogue.
             if let schema = SchemaReader.check(Array(document.utf8)).schema {
@@ -103,7 +103,7 @@ struct PostbackDecoding: Sendable {
             columns = [failure.rawValue.sqlValue, .integer(Int64(entry.revision)), .null, .null, .null, .null, .null, .integer(0)]
             events = []
         case .success(let decoded):
-            let app = String(postback.advertisedItemID)
+            let app = postback.app.description
             events = decoded.events.enumerated().map { index, event in
                 let properties = event.properties.isEmpty && decoded.properties.isEmpty ? nil
                     : JSONValue.object(JSONObject(decoded.properties.merging(event.properties) { $1 }.sorted { $0.key < $1.key }
@@ -132,7 +132,7 @@ enum EventWriter {
 
     /// Replaces the events and decode columns of postback `rowID` with what the app's current schema says.
     static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog) throws {
-        let decoding = PostbackDecoding(catalog.entry(app: String(postback.advertisedItemID)), postback: postback, receivedAt: receivedAt)
+        let decoding = PostbackDecoding(catalog.entry(app: postback.app), postback: postback, receivedAt: receivedAt)
         try db.execute("DELETE FROM postback_events WHERE postback_id = ?", [rowID])
         try insertEvents(db, rowID: rowID, decoding)
         try db.execute(updateSQL, decoding.columns + [SQLValue.integer(rowID)])

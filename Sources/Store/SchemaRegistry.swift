@@ -10,7 +10,7 @@ public struct SchemaRegistry: Sendable {
     let ledger: PostbackLedger
 
     /// Whether `app` has a current schema that ingest and redecode decode with (another receiver may have uploaded it).
-    public func hasCurrentSchema(app: String) async throws -> Bool {
+    public func hasCurrentSchema(app: AppID) async throws -> Bool {
         let catalog = self.catalog
         try await engine.read { session in try catalog.refresh(session) }
         return catalog.entry(app: app) != nil
@@ -21,13 +21,13 @@ public struct SchemaRegistry: Sendable {
     /// `serve`, or `countersign redecode`); the answer says how many wait.
     /// The revision is the next for the app; two uploads racing on different receivers get different revisions, because
     /// `(app, revision)` is unique and the loser retries.
-    public func put(app: String, document: [UInt8]) async throws -> SchemaUpload {
+    public func put(app: AppID, document: [UInt8]) async throws -> SchemaUpload {
         let check = SchemaReader.check(document)
         guard let schema = check.schema else { return .invalid(check.errors) }
         guard schema.app == app else {
             return .invalid([SchemaDiagnostic(severity: .error, path: "$.app", message: "is \(schema.app) but the upload is for app \(app)")])
         }
-        let registered = try await engine.read { session in try session.value("SELECT currency FROM apps WHERE app = ?", [Int64(app) ?? -1], as: String.self) }
+        let registered = try await engine.read { session in try session.value("SELECT currency FROM apps WHERE app = ?", [app], as: String.self) }
         if let registered, let currency = schema.currency, registered != currency {
             return .invalid([SchemaDiagnostic(severity: .error, path: "$.currency", message: "is \(currency) but the app registry says app \(app) reports in \(registered)")])
         }
@@ -40,9 +40,10 @@ public struct SchemaRegistry: Sendable {
                     // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
                     try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
                 }
-                let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app], as: Int.self) ?? 0) + 1
+                // `schemas.app` is text: the app id as it is written.
+                let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app.description], as: Int.self) ?? 0) + 1
                 let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
-                                                  [app, revision, text, Timestamp.format(Date())])
+                                                  [app.description, revision, text, Timestamp.format(Date())])
                 guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
                 try catalog.refresh(session)
                 return revision
@@ -55,12 +56,12 @@ public struct SchemaRegistry: Sendable {
     }
 
     /// The stored document for `app` at `revision` (the latest when nil), with its revision.
-    public func document(app: String, revision: Int? = nil) async throws -> (revision: Int, document: String)? {
+    public func document(app: AppID, revision: Int? = nil) async throws -> (revision: Int, document: String)? {
         try await engine.read { session in
             let row = if let revision {
-                try session.row("SELECT revision, document FROM schemas WHERE app = ? AND revision = ?", [app, revision])
+                try session.row("SELECT revision, document FROM schemas WHERE app = ? AND revision = ?", [app.description, revision])
             } else {
-                try session.row("SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", [app])
+                try session.row("SELECT revision, document FROM schemas WHERE app = ? ORDER BY revision DESC LIMIT 1", [app.description])
             }
             return try row.map { (try $0.get("revision", as: Int.self), try $0.get("document", as: String.self)) }
         }
@@ -68,7 +69,7 @@ public struct SchemaRegistry: Sendable {
 
     /// One stored revision of an app's schema.
     public struct Revision: Sendable, Equatable {
-        public let app: String
+        public let app: AppID
         public let revision: Int
         public let uploadedAt: String
         /// The document's size in bytes.
@@ -76,10 +77,10 @@ public struct SchemaRegistry: Sendable {
     }
 
     /// Every revision of `app`'s schema, oldest first; with no app, each app's latest revision, by app.
-    public func revisions(app: String? = nil) async throws -> [Revision] {
+    public func revisions(app: AppID? = nil) async throws -> [Revision] {
         try await engine.read { session in
             let rows = if let app {
-                try session.rows("SELECT app, revision, uploaded_at, length(document) AS bytes FROM schemas WHERE app = ? ORDER BY revision", [app])
+                try session.rows("SELECT app, revision, uploaded_at, length(document) AS bytes FROM schemas WHERE app = ? ORDER BY revision", [app.description])
             } else {
                 try session.rows("""
                     SELECT s.app, s.revision, s.uploaded_at, length(s.document) AS bytes FROM schemas s
@@ -96,7 +97,7 @@ public struct SchemaRegistry: Sendable {
 /// Another upload for the same app took this revision first (on another receiver); uploading again succeeds.
 public struct SchemaRevisionTaken: Error, CustomStringConvertible {
     /// The app.
-    public let app: String
+    public let app: AppID
     /// The revision taken.
     public let revision: Int
     public var description: String { "revision \(revision) of app \(app)'s schema was stored by another upload at the same moment; upload again" }

@@ -21,7 +21,8 @@ public struct TokenJob: Sendable, Equatable {
     public let id: Int64
     /// The token to send, exactly as the app sent it.
     public let token: String
-    /// The caller's app and install ids, copied onto the record.
+    /// The caller's app and install ids, copied onto the record as sent (a token's app is not checked: Apple's record
+    /// says which app it attributes).
     public let app: String?
     public let installID: String?
     /// The start of the token's 24-hour life: when the device made it, or else when Countersign received it.

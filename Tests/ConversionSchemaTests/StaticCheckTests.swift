@@ -127,13 +127,13 @@ import JWS
         1,,0,tutorial_done,,
         ,high,1,purchase,5,100
         """
-        let document = try CSVImport.schemaDocument(csv: csv, app: "42", currency: "USD", effectiveFrom: "2026-01-01T00:00:00Z")
+        let document = try CSVImport.schemaDocument(csv: csv, app: 42, currency: "USD", effectiveFrom: "2026-01-01T00:00:00Z")
         let check = SchemaReader.check(Array(document.serialized.utf8))
         #expect(check.errors.isEmpty, "\(check.errors)")
         let schema = try #require(check.schema)
         let one = try SchemaDecoder.decode(schema, conversionClass: .install, window: 0, fine: 1, coarse: nil, sourceIdentifier: nil, at: Timestamp("2026-02-01T00:00:00Z")).get()
         #expect(one.events.map(\.name) == ["purchase", "tutorial_done"])
         #expect(one.revenue?.max == 4.99)
-        #expect(throws: CSVImport.Problem.self) { try CSVImport.schemaDocument(csv: "value,window,event\n99,0,x", app: "1", currency: "USD", effectiveFrom: "2026-01-01") }
+        #expect(throws: CSVImport.Problem.self) { try CSVImport.schemaDocument(csv: "value,window,event\n99,0,x", app: 1, currency: "USD", effectiveFrom: "2026-01-01") }
     }
 }

@@ -142,10 +142,10 @@ enum AppleExamples {
     @Test func appRulesApplyOnTopOfTheServersPolicy() throws {
         let vector = try #require(AppleExamples.verifying.first { $0.id == "aak-dev1-reengagement-fine" })
         let result = verifier.verify(vector.body)
-        let app = try #require(result.postback?.advertisedItemID)
+        let app = AppID(try #require(result.postback?.advertisedItemID))
         let allowing = TrustPolicy(allowDevelopment: false, apps: [app: .init(allowDevelopment: true)])
         #expect(allowing.decide(result) == .accept(countable: false))
-        let otherApp = TrustPolicy(allowDevelopment: false, apps: [app + 1: .init(allowDevelopment: true)])
+        let otherApp = TrustPolicy(allowDevelopment: false, apps: [AppID(app.number + 1): .init(allowDevelopment: true)])
         guard case .refuse(let refusal) = otherApp.decide(result) else { Issue.record("accepted"); return }
         #expect(refusal.reason == .developmentNotAllowed)
         let limited = TrustPolicy(allowDevelopment: true, apps: [app: .init(acceptedAdNetworks: ["someone.else"])])
@@ -154,7 +154,7 @@ enum AppleExamples {
         let counted = verifier.verify(production.body)
         #expect(TrustPolicy(apps: nil).decide(counted) == .accept(countable: true))
         #expect(TrustPolicy(apps: [1: .init()]).decide(counted) == .accept(countable: false, reason: .appNotRegistered))
-        let registered = try #require(counted.postback?.advertisedItemID)
+        let registered = AppID(try #require(counted.postback?.advertisedItemID))
         #expect(TrustPolicy(apps: [registered: .init()]).decide(counted) == .accept(countable: true))
         #expect(TrustPolicy(apps: [registered: .init(acceptedAdNetworks: ["someone.else"])]).decide(counted)
                 == .accept(countable: false, reason: .adNetworkNotAccepted))

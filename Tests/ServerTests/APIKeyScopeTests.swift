@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWS
 import NIOCore
+import Postback
 import PostbackMint
 import Store
 import Testing
@@ -13,8 +14,8 @@ import TestSupport
 
 /// API keys with scopes and app limits, the bearer challenge, and a protected /metrics (issue 15, item 4).
 @Suite struct APIKeyScopeTests {
-    static let usdApp: Int64 = 1_108_187_390
-    static let eurApp: Int64 = 525_463_029
+    static let usdApp: AppID = 1_108_187_390
+    static let eurApp: AppID = 525_463_029
 
     static func bearer(_ key: String) -> HTTPFields { [.authorization: "Bearer \(key)"] }
 

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import JWS
 import NIOCore
+import Postback
 import PostbackMint
 import Store
 import Testing
@@ -133,7 +134,7 @@ import TestSupport
         let server = LiveServer(engine: engine)
         let store = try server.store()
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
-        let scoped = try await store.apiKeys.create(name: "other-app", scopes: [.read], apps: [Self.other]).key
+        let scoped = try await store.apiKeys.create(name: "other-app", scopes: [.read], apps: [AppID(Self.other)]).key
         store.close()
         try await server.run(.live) { client in
             let bearer: HTTPFields = [.authorization: "Bearer \(admin)"]

@@ -137,9 +137,12 @@ import TestSupport
             #expect(ready.json?["status"] == .string("ready"))
             _ = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("M1"))
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
-            #expect(metrics.contains("countersign_postback_requests_total{"))
-            #expect(metrics.contains("countersign_commit_batch_size"))
-            #expect(metrics.contains("countersign_verify_seconds"))
+            // The one postback, as this server's own registry counts it: one request stored, one verification, one batch.
+            let lines = metrics.split(separator: "\n")
+            let stored = lines.filter { $0.hasPrefix("countersign_postback_requests_total{") && $0.contains(#"status="200""#) }
+            #expect(stored.count == 1 && stored.first?.hasSuffix(" 1") == true, "\(stored)")
+            #expect(lines.filter { $0.hasPrefix("countersign_verify_seconds_count") } == ["countersign_verify_seconds_count 1"])
+            #expect(lines.filter { $0.hasPrefix("countersign_commit_batch_size_count") } == ["countersign_commit_batch_size_count 1"])
         }
     }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import JWS
+import Postback
 import PostbackMint
 import Store
 import TestSupport
@@ -220,7 +221,7 @@ import TestSupport
         let server = LiveServer(engine: engine)
         let store = try server.store()
         let key = try await store.apiKeys.create(name: "analyst").key
-        for (app, schema) in [("1108187390", "game"), ("525463029", "subscription")] {
+        for (app, schema) in [(1108187390 as AppID, "game"), (525463029, "subscription")] {
             guard case .stored = try await store.schemas.put(app: app, document: try ExampleSchema.document(schema)) else { Issue.record("\(schema)"); return }
         }
         try await server.run { client in

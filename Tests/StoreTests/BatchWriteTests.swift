@@ -40,7 +40,7 @@ import TestSupport
         var answers: [[String]] = []
         for oneBatch in [true, false] {
             let store = try engine.freshStore()
-            _ = try await store.schemas.put(app: "1108187390", document: try ExampleSchema.document("game"))
+            _ = try await store.schemas.put(app: 1108187390, document: try ExampleSchema.document("game"))
             try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
             if oneBatch {
                 batchDispositions = try store.ledger.persist(traffic)

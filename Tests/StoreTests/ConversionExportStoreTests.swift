@@ -12,7 +12,7 @@ import TestSupport
 
     @Test(arguments: TestEngine.allCases) func theExportIsEveryPageOnce(engine: TestEngine) async throws {
         let store = try engine.freshStore()
-        _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+        _ = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
         _ = try store.ledger.persist(try EngineEqualityTests.traffic(count: 150))
         for parameters in [[("include_uncounted", "true")], [("protocol", "aak")], [("app", "10738027756"), ("window", "0")]] {
             let query = try ReportQuery.parse(parameters)

@@ -15,7 +15,7 @@ import TestSupport
     let verifier = PostbackVerifier(keyRing: try! KeyRing([
         KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
     ]))
-    static let apps: [Int64] = [1_108_187_390, 525_463_029]
+    static let apps: [AppID] = [1_108_187_390, 525_463_029]
     static let networks = ["a.example", "b.example"]
 
     /// Two postbacks for each app and ad network, stored under `policy`.
@@ -26,7 +26,7 @@ import TestSupport
             for network in Self.networks {
                 for copy in 0..<2 {
                     var fields = AAKPostbackFields(postbackID: Mint.uuid("\(app)-\(network)-\(copy)"))
-                    fields.advertisedItemID = app
+                    fields.advertisedItemID = app.number
                     fields.adNetworkID = network
                     let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
                     let result = verifier.verify(body)
@@ -96,13 +96,13 @@ extension JSONValue {
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         let store = try engine.freshStore()
         let game = try ExampleSchema.document("game")
-        let app = try #require(try JSONParser.parse(game).object?["app"].flatMap { $0.string.flatMap { Int64($0) } ?? $0.int64 })
-        guard case .stored = try await store.schemas.put(app: String(app), document: game) else { Issue.record("schema refused"); return }
+        let app = try #require(try JSONParser.parse(game).object?["app"].flatMap { $0.string.flatMap { AppID($0) } ?? $0.int64.map { AppID($0) } })
+        guard case .stored = try await store.schemas.put(app: app, document: game) else { Issue.record("schema refused"); return }
         var intakes: [Intake] = []
         for (index, version) in [SKANVersion.v3_0, .v2_2, .v4_0].enumerated() {
             var fields = SKANPostbackFields(transactionID: Mint.uuid("N-\(index)"))
             fields.version = version
-            fields.appID = app
+            fields.appID = app.number
             fields.campaignID = 10
             fields.sourceIdentifier = "10"
             let body = try Mint.skan(fields, key: key)
@@ -124,7 +124,7 @@ extension JSONValue {
         let key = try ECPrivateKey.generate()
         let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test")]))
         let store = try engine.freshStore()
-        let app: Int64 = 1_108_187_390
+        let app: AppID = 1_108_187_390
         try await store.apps.set(AppRegistry.Entry(app: app, name: "Berlin Game", timeZone: "Europe/Berlin"))
         // 23:30 UTC on 2026-11-20 is 00:30 on the 21st in Berlin (UTC+1 in November).
         let late = try #require(Timestamp.parse("2026-11-20T23:30:00Z"))
@@ -132,7 +132,7 @@ extension JSONValue {
         func add(_ id: String, window: Int, didWin: Bool = true, version: SKANVersion = .v4_0, at time: Date = late) throws {
             var fields = SKANPostbackFields(transactionID: Mint.uuid(id))
             fields.version = version
-            fields.appID = app
+            fields.appID = app.number
             fields.postbackSequenceIndex = window
             fields.didWin = didWin
             if version != .v4_0 { fields.postbackSequenceIndex = 0 }

@@ -21,7 +21,7 @@ import TestSupport
 
     @Test(arguments: TestEngine.allCases) func ingestStoresWhatRedecodeWrites(engine: TestEngine) async throws {
         let store = try engine.freshStore()
-        for (name, app) in [("shop", "10738027756"), ("game", "1108187390"), ("subscription", "525463029")] {
+        for (name, app) in [("shop", 10738027756 as AppID), ("game", 1108187390), ("subscription", 525463029)] {
             _ = try await store.schemas.put(app: app, document: try ExampleSchema.document(name))
         }
         let intakes = try EngineEqualityTests.traffic(count: 400)
@@ -30,7 +30,7 @@ import TestSupport
         }
         let atIngest = try await Self.decoded(store)
         #expect(atIngest.contains { $0.contains("\"decoded\"") } && atIngest.contains { $0.contains("\"purchase\"") || $0.contains("\"order\"") })
-        for app in ["10738027756", "1108187390", "525463029"] { _ = try await store.ledger.redecode(app: app, from: nil) { _, _ in } }
+        for app: AppID in [10738027756, 1108187390, 525463029] { _ = try await store.ledger.redecode(app: app, from: nil) { _, _ in } }
         let redecoded = try await Self.decoded(store)
         #expect(atIngest.count == redecoded.count)
         for (left, right) in zip(atIngest, redecoded) where left != right { Issue.record("at ingest \(left)\nredecoded \(right)") }
@@ -39,7 +39,7 @@ import TestSupport
     @Test(arguments: TestEngine.allCases) func aDecodingOfAReplacedRevisionIsDoneAgain(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         let shop = try ExampleSchema.document("shop")
-        _ = try await store.schemas.put(app: "10738027756", document: shop)
+        _ = try await store.schemas.put(app: 10738027756, document: shop)
         // The catalogue as a receiver holds it: loaded with the first commit.
         _ = try store.ledger.persist([])
         let intakes = try EngineEqualityTests.traffic(count: 200).map { intake in
@@ -49,7 +49,7 @@ import TestSupport
         }
         #expect(intakes.contains { $0.decoding?.revision == 1 })
         // Another receiver uploads revision 2 before the batch commits.
-        _ = try await store.schemas.put(app: "10738027756", document: shop)
+        _ = try await store.schemas.put(app: 10738027756, document: shop)
         _ = try store.ledger.persist(intakes)
         let revisions = try await store.rows("SELECT DISTINCT schema_revision FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome = 'verified'")
         #expect(revisions.map { ReportTable.cell($0.values[0]).serialized } == ["2"])
@@ -73,7 +73,7 @@ import TestSupport
         #expect(try await receiver.rows(shopRows, [0]).map { ReportTable.cell($0.values[0]).serialized } == ["0"])
         for expected in ["1", "2"] {
             let before = try #require(try await receiver.scalar("SELECT max(id) FROM postbacks", as: Int64.self))
-            _ = try await other.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+            _ = try await other.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
             let next = expected == "1" ? traffic[200..<400] : traffic[400..<600]
             _ = try receiver.ledger.persist(Array(next))
             #expect(try await receiver.rows(shopRows, [before]).map { ReportTable.cell($0.values[0]).serialized } == [expected])
@@ -85,14 +85,14 @@ import TestSupport
 @Suite struct RedecodeCountTests {
     @Test(arguments: TestEngine.allCases) func redecodeCountsOnlyWhatItDecoded(engine: TestEngine) async throws {
         let store = try engine.freshStore()
-        _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+        _ = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
         _ = try store.ledger.persist(try EngineEqualityTests.traffic(count: 200))
         let stored = try #require(try await store.scalar("SELECT count(*) FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome IN ('verified', 'unverifiable')", as: Int.self))
         // One stored body that no longer parses: redecode skips it.
         try await store.engine.write { db in
             try db.execute("UPDATE receipts SET body = ? WHERE id = (SELECT receipt_id FROM postbacks WHERE advertised_item_id = 10738027756 ORDER BY id LIMIT 1)", [Data("not json".utf8)])
         }
-        let decoded = try await store.ledger.redecode(app: "10738027756", from: nil) { _, _ in }
+        let decoded = try await store.ledger.redecode(app: 10738027756, from: nil) { _, _ in }
         #expect(stored > 1 && decoded == stored - 1)
     }
 }

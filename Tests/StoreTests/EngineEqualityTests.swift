@@ -84,14 +84,14 @@ import TestSupport
         var results: [TestEngine: [String]] = [:]
         for engine in TestEngine.allCases {
             let store = try engine.freshStore()
-            _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
+            _ = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
             for start in stride(from: 0, to: intakes.count, by: 50) {
                 _ = try store.ledger.persist(Array(intakes[start..<min(start + 50, intakes.count)]))
                 if start == 300 { try store.rollup.fold() }
                 // A schema uploaded in the middle of the traffic: its backlog decoded in the background, the rest at ingest.
                 if start == 200 {
-                    _ = try await store.schemas.put(app: "1108187390", document: try ExampleSchema.document("game"))
-                    _ = try await store.ledger.decodeBacklog(app: "1108187390")
+                    _ = try await store.schemas.put(app: 1108187390, document: try ExampleSchema.document("game"))
+                    _ = try await store.ledger.decodeBacklog(app: 1108187390)
                 }
             }
             results[engine] = try await Self.answers(store)

@@ -23,14 +23,14 @@ import TestSupport
 
     /// What is sent: per app, a conversion value, how often, and the revenue range the example schema gives it.
     struct Sent {
-        let app: String, schema: String, currency: String, fine: Int, count: Int, min: Decimal, max: Decimal
+        let app: AppID, schema: String, currency: String, fine: Int, count: Int, min: Decimal, max: Decimal
     }
 
     static let sent = [
-        Sent(app: "1108187390", schema: "game", currency: "USD", fine: 2, count: 37, min: Decimal(string: "0.99")!, max: Decimal(string: "1.99")!),
-        Sent(app: "1108187390", schema: "game", currency: "USD", fine: 6, count: 11, min: Decimal(string: "14.99")!, max: Decimal(string: "19.99")!),
-        Sent(app: "525463029", schema: "subscription", currency: "EUR", fine: 10, count: 23, min: Decimal(string: "4.99")!, max: Decimal(string: "4.99")!),
-        Sent(app: "10738027756", schema: "shop", currency: "USD", fine: 3, count: 7, min: 10, max: 20),
+        Sent(app: 1108187390, schema: "game", currency: "USD", fine: 2, count: 37, min: Decimal(string: "0.99")!, max: Decimal(string: "1.99")!),
+        Sent(app: 1108187390, schema: "game", currency: "USD", fine: 6, count: 11, min: Decimal(string: "14.99")!, max: Decimal(string: "19.99")!),
+        Sent(app: 525463029, schema: "subscription", currency: "EUR", fine: 10, count: 23, min: Decimal(string: "4.99")!, max: Decimal(string: "4.99")!),
+        Sent(app: 10738027756, schema: "shop", currency: "USD", fine: 3, count: 7, min: 10, max: 20),
     ]
 
     /// The expected sums of `sent` grouped by `key`, computed with Foundation's decimal arithmetic.
@@ -64,7 +64,7 @@ import TestSupport
         for item in sent {
             for index in 0..<item.count {
                 var fields = AAKPostbackFields(postbackID: Mint.uuid("\(item.app)-\(item.fine)-\(index)"))
-                fields.advertisedItemID = Int64(item.app)!
+                fields.advertisedItemID = item.app.number
                 fields.conversionValue = item.fine
                 fields.sourceIdentifier = "1023"
                 let body = try Mint.aak(fields, key: key, keyID: "net/0")
@@ -83,7 +83,7 @@ import TestSupport
         let store = try engine.freshStore()
         try await Self.fill(store)
         let byCurrency = Self.expected { $0.currency }
-        let byApp = Self.expected { $0.app }
+        let byApp = Self.expected { $0.app.description }
         let currencyOfApp = Dictionary(Self.sent.map { ($0.app, $0.currency) }) { first, _ in first }
 
         // Every report path: the rollup and the rows, with and without dimensions, and by event (events carry revenue).
@@ -96,7 +96,7 @@ import TestSupport
             var totals: [String: (min: Decimal, max: Decimal)] = [:]
             for row in rows {
                 guard case .string(let currency)? = row["currency"] else { Issue.record("\(label): a row without its currency: \(row)"); continue }
-                if case .number(let app)? = row["app"] { #expect(currencyOfApp[app] == currency, "\(label): app \(app) in \(currency)") }
+                if case .number(let app)? = row["app"] { #expect(AppID(app).flatMap { currencyOfApp[$0] } == currency, "\(label): app \(app) in \(currency)") }
                 if row["event"] == .string("install") || row["event"] == .string("add_to_cart") { continue }
                 let min = try #require(Self.decimal(row["revenue_min"]), "\(label)"), max = try #require(Self.decimal(row["revenue_max"]), "\(label)")
                 #expect(Self.decimal(row["revenue_mid"]) == (min + max) / 2, "\(label)")
@@ -121,10 +121,10 @@ import TestSupport
         // The analyst views: conversions_daily has a row per app and currency with exact sums; the live rollup keeps
         // currencies apart in whole millionths.
         for row in try await store.rows("SELECT app, currency, revenue_min, revenue_max FROM conversions_daily") {
-            let app = String(try row.get("app", as: Int64.self))
+            let app = AppID(try row.get("app", as: Int64.self))
             #expect(try row.get("currency", as: String.self) == currencyOfApp[app])
-            #expect(Decimal(string: String(try row.get("revenue_min", as: Double.self))) == byApp[app]?.min, "conversions_daily \(app)")
-            #expect(Decimal(string: String(try row.get("revenue_max", as: Double.self))) == byApp[app]?.max, "conversions_daily \(app)")
+            #expect(Decimal(string: String(try row.get("revenue_min", as: Double.self))) == byApp[app.description]?.min, "conversions_daily \(app)")
+            #expect(Decimal(string: String(try row.get("revenue_max", as: Double.self))) == byApp[app.description]?.max, "conversions_daily \(app)")
         }
         for row in try await store.rows("SELECT currency, sum(revenue_min_micros) AS micros FROM conversion_rollup_live GROUP BY currency") {
             let currency = try row.get("currency", as: String.self)

@@ -10,7 +10,7 @@ import TestSupport
 /// Names that hold across ad networks (issue 13, items 6 and 7): the same digits on two networks, the ad-network
 /// registry, schema names per network, Apple Ads' placements, and digits where nobody gave a name.
 @Suite struct NameTests {
-    static let app: Int64 = 10738027756
+    static let app: AppID = 10738027756
 
     static func fill(_ store: StoreDatabase) async throws {
         let key = try ECPrivateKey.generate()
@@ -26,7 +26,7 @@ import TestSupport
                 var fields = AAKPostbackFields(postbackID: Mint.uuid("\(network)-\(source)-\(index)"))
                 fields.adNetworkID = network
                 fields.sourceIdentifier = source
-                fields.advertisedItemID = app
+                fields.advertisedItemID = app.number
                 fields.conversionValue = 1
                 intakes.append(intake(try Mint.aak(fields, key: key, keyID: "net/0")))
             }
@@ -37,7 +37,7 @@ import TestSupport
             fields.version = .v3_0
             fields.adNetworkID = "com.apple.ads"
             fields.campaignID = Int64(placement)
-            fields.appID = app
+            fields.appID = app.number
             intakes.append(intake(try Mint.skan(fields, key: key)))
         }
         _ = try store.ledger.persist(intakes)
@@ -60,7 +60,7 @@ import TestSupport
         levels[0]["network-names"] = ["alpha.adattributionkit": ["12": "Alpha summer"]]
         schema["source-identifier"] = levels
         let document = Array(try JSONSerialization.data(withJSONObject: schema))
-        guard case .stored = try await store.schemas.put(app: String(Self.app), document: document) else {
+        guard case .stored = try await store.schemas.put(app: Self.app, document: document) else {
             Issue.record("schema refused"); return
         }
         try await Self.fill(store)

@@ -25,7 +25,7 @@ import TestSupport
         let store = try engine.freshStore()
         for name in ["game", "subscription"] {
             let document = try ExampleSchema.document(name)
-            let app = try #require(try JSONParser.parse(document).object?["app"]?.string)
+            let app = try #require(try JSONParser.parse(document).object?["app"]?.string.flatMap { AppID($0) })
             guard case .stored = try await store.schemas.put(app: app, document: document) else { Issue.record("schema \(name) refused"); throw CancellationError() }
         }
         let ledger = try Trial.generate(plan, key: key, keyID: "sim/0", forger: forger, development: (developmentKey, "sim-development/0"))
@@ -47,8 +47,8 @@ import TestSupport
         // The rules in force: the second app accepts only the AdAttributionKit network, so the other's postbacks for it
         // are stored, verified, and not counted by policy.
         try await store.counting.apply(TrustPolicy(allowDevelopment: true, apps: [
-            plan.apps[0]: .init(),
-            plan.apps[1]: .init(acceptedAdNetworks: ["example.adattributionkit"]),
+            AppID(plan.apps[0]): .init(),
+            AppID(plan.apps[1]): .init(acceptedAdNetworks: ["example.adattributionkit"]),
         ]))
         let claims = Array(ledger.claimsCSV(plan).utf8)
         guard case .success(let rows) = SpendFile.read(claims, format: .generic) else { Issue.record("claims refused"); throw CancellationError() }

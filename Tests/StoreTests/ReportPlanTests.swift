@@ -27,7 +27,7 @@ import TestSupport
             try db.execute("INSERT INTO rollup_pending (id) SELECT id FROM postbacks")
         }
         // The fold empties the pending list (its rows are not needed for the plan).
-        try store.engine.transaction { db in try db.execute("DELETE FROM rollup_pending") }
+        _ = try store.engine.transaction { db in try db.execute("DELETE FROM rollup_pending") }
         let plan = try store.engine.snapshot { db in
             try db.rows("EXPLAIN SELECT day, app, sum(postbacks) FROM conversion_rollup_live WHERE day >= '2026-10-05' GROUP BY day, app", [], reuse: .once)
                 .map { try $0.get(at: 0, as: String.self) }.joined(separator: "\n")

@@ -246,8 +246,8 @@ struct ReportFixture {
         #expect(half == 150)
         try await Self.expectAgreement(store, "half folded")
         // Updates through every path the triggers see, on folded and unfolded rows: a schema decode, a promotion and a deletion.
-        _ = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop"))
-        _ = try await store.ledger.decodeBacklog(app: "10738027756")
+        _ = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
+        _ = try await store.ledger.decodeBacklog(app: 10738027756)
         try await store.engine.write { db in
             try db.execute("UPDATE postbacks SET countable = 0, environment = 'development' WHERE id % 7 = 0")
             try db.execute("DELETE FROM postback_events WHERE postback_id % 11 = 0")

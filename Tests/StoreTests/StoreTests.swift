@@ -171,17 +171,17 @@ import TestSupport
         }
         writer.start()
         while !checked.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
-        guard case .stored = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop")) else {
+        guard case .stored = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop")) else {
             Issue.record("schema not stored"); return
         }
         uploaded.signal()
         while outcome.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(5)) }
         #expect(try outcome.withLock { $0 }?.get() == [.stored])
-        #expect(try await store.ledger.waitingForDecoding(app: "10738027756") == 1)
-        let step = try await store.ledger.decodeWaiting(app: "10738027756", after: 0, limit: 1_000)
+        #expect(try await store.ledger.waitingForDecoding(app: 10738027756) == 1)
+        let step = try await store.ledger.decodeWaiting(app: 10738027756, after: 0, limit: 1_000)
         #expect(step.looked == 1 && step.decoded == 1)
         #expect(try await store.column("SELECT decode_status FROM postbacks", as: String?.self) == ["decoded"])
-        #expect(try await store.ledger.waitingForDecoding(app: "10738027756") == 0)
+        #expect(try await store.ledger.waitingForDecoding(app: 10738027756) == 0)
     }
 }
 
@@ -199,7 +199,7 @@ import TestSupport
             return Intake(receivedAt: Date(), remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))
         }
         let store = try engine.freshStore()
-        guard case .stored = try await store.schemas.put(app: "10738027756", document: try ExampleSchema.document("shop")) else {
+        guard case .stored = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop")) else {
             Issue.record("schema not stored"); return
         }
         _ = try store.ledger.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),

@@ -4,7 +4,6 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import Store
-import TestSupport
 
 /// The engines every store, report and live-server test runs on.
 public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible {

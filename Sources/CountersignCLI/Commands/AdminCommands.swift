@@ -66,7 +66,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         )
         @Option(help: "Who or what the key is for.") var name: String
         @Option(help: "Comma-separated scopes: read, schemas, admin, metrics (default read,schemas).") var scope: String?
-        @Option(help: "Limit the key to this app (repeatable; default every app).") var app: [Int64] = []
+        @Option(help: "Limit the key to this app (repeatable; default every app).") var app: [AppID] = []
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
@@ -137,12 +137,11 @@ struct RedecodeCommand: AsyncParsableCommand {
         discussion: "Example: countersign redecode --app 1108187390 --from 2026-11-01"
     )
 
-    @Option(help: "The app's App Store id.") var app: String
+    @Option(help: "The app's App Store id.") var app: AppID
     @Option(help: "Only postbacks received at or after this time (ISO 8601).") var from: String?
     @OptionGroup var database: DatabaseOption
 
     func validate() throws {
-        guard app.allSatisfy(\.isNumber), !app.isEmpty else { throw ValidationError("--app must be the numeric App Store id") }
         if let from, Timestamp.parse(from) == nil { throw ValidationError("--from must be an ISO 8601 time such as 2026-11-01") }
     }
 
@@ -156,7 +155,7 @@ struct RedecodeCommand: AsyncParsableCommand {
         }
         if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
         print(JSONValue.object(JSONObject([
-            JSONMember(key: "app", value: .string(app)),
+            JSONMember(key: "app", value: .string(app.description)),
             JSONMember(key: "redecoded", value: .number(String(total))),
         ])).prettyPrinted)
     }

@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import Foundation
+import Postback
 import JWS
 import Store
 
@@ -19,7 +20,7 @@ struct AppsCommand: AsyncParsableCommand {
 
     struct SetApp: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Register an app, or replace its settings.")
-        @Argument(help: "The app's App Store id.") var app: Int64
+        @Argument(help: "The app's App Store id.") var app: AppID
         @Option(help: "What people call the app.") var name: String
         @Option(name: .customLong("ad-network"), help: "Accept only this ad network for the app (repeatable; default: those the server accepts).") var adNetworks: [String] = []
         @Flag(name: .customLong("allow-development"), help: "Accept the app's development postbacks (never counted) whatever the server's setting.") var allowDevelopment = false
@@ -58,7 +59,7 @@ struct AppsCommand: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an app from the registry (its postbacks stay).")
-        @Argument(help: "The app's App Store id.") var app: Int64
+        @Argument(help: "The app's App Store id.") var app: AppID
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
@@ -85,7 +86,7 @@ struct AppsCommand: AsyncParsableCommand {
             Example: countersign apps status --app 1108187390 --days 7
             """
         )
-        @Option(help: "Only this app.") var app: Int64?
+        @Option(help: "Only this app.") var app: AppID?
         @Option(help: "The days looked at, today included (1 to 400).") var days = 30
         @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
@@ -93,7 +94,6 @@ struct AppsCommand: AsyncParsableCommand {
         func run() async throws {
             let output = try self.output.chosen()
             guard (1...400).contains(days) else { throw CLIFailure.usage("--days must be 1 to 400") }
-            if let app, app < 1 { throw CLIFailure.usage("--app must be an App Store id, a positive integer") }
             let store = try database.open()
             defer { store.close() }
             let (table, apps) = try await store.setupStatus.report(app: app, since: Date().addingTimeInterval(-Double(days - 1) * 86_400))

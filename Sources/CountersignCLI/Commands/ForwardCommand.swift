@@ -24,7 +24,7 @@ struct ForwardCommand: AsyncParsableCommand {
         @Argument(help: "The rule's name (the partner): a-z, 0-9, '.', '_' and '-'.") var name: String
         @Option(help: "Where each postback is POSTed (http or https).") var url: String
         @Option(name: .customLong("ad-network"), help: "Only postbacks of this ad network id.") var adNetwork: String?
-        @Option(help: "Only postbacks of this app (App Store id).") var app: Int64?
+        @Option(help: "Only postbacks of this app (App Store id).") var app: AppID?
         @Option(name: .customLong("protocol"), help: "Only aak or skan postbacks.") var postbackProtocol: String?
         @Option(help: "production (default), development or any.") var environment = ForwardRule.Environment.production.rawValue
         @Option(help: "Deliveries in flight at most, across every receiver (default 4).") var concurrency = 4

@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import Foundation
+import Postback
 import JWS
 import Store
 
@@ -75,7 +76,7 @@ struct NamesCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List an app's campaign, ad-group and creative names by ad network.")
         @OptionGroup var database: DatabaseOption
-        @Option(help: "The app's numeric App Store id.") var app: Int64
+        @Option(help: "The app's numeric App Store id.") var app: AppID
         @OptionGroup var output: OutputOption
 
         func run() async throws {
@@ -88,7 +89,7 @@ struct NamesCommand: AsyncParsableCommand {
 
     /// The app, ad network, level and digits a source name belongs to.
     struct SourceNameOptions: ParsableArguments {
-        @Option(help: "The app's numeric App Store id.") var app: Int64
+        @Option(help: "The app's numeric App Store id.") var app: AppID
         @Option(name: .customLong("ad-network"), help: "The ad network id.") var adNetwork: String
         @Option(help: "campaign (2 digits), ad_group (1 digit) or creative (1 digit).") var level: String
         @Option(help: "The digits, such as 12.") var digits: String

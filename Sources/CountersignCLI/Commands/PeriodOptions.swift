@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import Foundation
+import Postback
 import Store
 
 /// The period of `report` and `performance`: `--from`, `--to` (excluded) and `--last`, in ISO 8601 or relative to
@@ -16,7 +17,7 @@ struct PeriodOptions: ParsableArguments {
     /// The report's zone for one registered `app` when `tz` names none (`tz` pair), then the `from` and `to` pairs with
     /// relative dates resolved today in the zone that applies (`tz`, else the app's, else UTC).
     func pairs(tz: String?, app: String?, store: StoreDatabase) async throws -> [(String, String)] {
-        let appZone = if tz == nil, let app = app.flatMap({ Int64($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
+        let appZone = if tz == nil, let app = app.flatMap({ AppID($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
         let zone = TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt
         return (appZone.map { [("tz", $0)] } ?? []) + (try pairs(now: Date(), zone: zone))
     }

@@ -103,7 +103,7 @@ struct SchemaCommand: AsyncParsableCommand {
         )
 
         @Argument(help: "The CSV file, or - for standard input.") var csv: String
-        @Option(help: "The app's App Store id.") var app: String
+        @Option(help: "The app's App Store id.") var app: AppID
         @Option(help: "The revenue currency (ISO 4217).") var currency = "USD"
         @Option(name: .customLong("effective-from"), help: "When the schema takes effect (ISO 8601; default now).") var effectiveFrom: String?
 

@@ -2,6 +2,7 @@ import CountersignServer
 import ArgumentParser
 import ConversionSchema
 import Foundation
+import Postback
 import JWS
 import Store
 
@@ -34,7 +35,7 @@ extension SchemaCommand {
                         + "decodes them within seconds, or run countersign redecode --app \(schema.app)\n").utf8))
                 }
                 print(JSONValue.object(JSONObject([
-                    JSONMember(key: "app", value: .string(schema.app)), JSONMember(key: "revision", value: .number(String(revision))),
+                    JSONMember(key: "app", value: .string(schema.app.description)), JSONMember(key: "revision", value: .number(String(revision))),
                     JSONMember(key: "warnings", value: .number(String(warnings.count))), JSONMember(key: "waiting_postbacks", value: .number(String(waiting))),
                 ])).prettyPrinted)
             }
@@ -59,7 +60,7 @@ extension SchemaCommand {
         /// Revisions as rows: app, revision, uploaded_at, bytes.
         static func table(_ revisions: [SchemaRegistry.Revision]) -> ReportTable {
             ReportTable(columns: ["app", "revision", "uploaded_at", "bytes"], rows: revisions.map {
-                [.number($0.app), .number(String($0.revision)), .string($0.uploadedAt), .number(String($0.bytes))]
+                [.number($0.app.description), .number(String($0.revision)), .string($0.uploadedAt), .number(String($0.bytes))]
             })
         }
     }
@@ -67,7 +68,7 @@ extension SchemaCommand {
     /// `countersign schema history APP`: every revision of one app's schema.
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List every revision of an app's schema, oldest first.")
-        @Argument(help: "The app's App Store id.") var app: String
+        @Argument(help: "The app's App Store id.") var app: AppID
         @OptionGroup var output: OutputOption
         @OptionGroup var database: DatabaseOption
 
@@ -87,7 +88,7 @@ extension SchemaCommand {
             abstract: "Show what changed between two revisions of an app's schema (default: the previous and the current).",
             discussion: "Both are printed in the same JSON layout first, so only real changes show: - lines were removed, + lines added, each with its line number. Exit 0 when they are the same, 1 when they differ."
         )
-        @Argument(help: "The app's App Store id.") var app: String
+        @Argument(help: "The app's App Store id.") var app: AppID
         @Option(help: "The older revision (default: the one before --to).") var from: Int?
         @Option(help: "The newer revision (default: the current one).") var to: Int?
         @OptionGroup var database: DatabaseOption

@@ -109,7 +109,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let store = try database.open(create: true)
         defer { store.close() }
         var appIDs = apps
-        if appIDs.isEmpty { appIDs = try await store.schemas.revisions().compactMap { Int64($0.app) } }
+        if appIDs.isEmpty { appIDs = try await store.schemas.revisions().map(\.app.number) }
         guard !appIDs.isEmpty else {
             throw CLIFailure.usage("--app: name your app (its App Store id), or upload its schema first: countersign schema upload FILE")
         }

@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import Foundation
+import Postback
 import JWS
 import Spend
 import Store
@@ -25,7 +26,7 @@ struct SpendCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Import a spend and claims file.")
         @Argument(help: "The CSV file.") var file: String
         @Option(help: "generic, applovin or apple-ads (default generic).") var format = SpendFormat.generic.rawValue
-        @Option(help: "The App Store id, for files without an app column.") var app: Int64?
+        @Option(help: "The App Store id, for files without an app column.") var app: AppID?
         @Option(name: .customLong("ad-network"), help: "The ad network id, for files without one.") var adNetwork: String?
         @Option(help: "The spend's ISO 4217 currency, for files without a currency column.") var currency: String?
         @OptionGroup var database: DatabaseOption

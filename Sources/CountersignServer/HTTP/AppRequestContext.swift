@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import Store
+import Postback
 
 /// Request context carrying the peer address, which receipts record, and what the request's API key allows.
 struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
@@ -15,7 +16,7 @@ struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 
     /// Refuses (403 `app_not_allowed`) unless the key may see `app`; a key limited to apps must name one of them.
-    func requireApp(_ app: Int64?) throws {
+    func requireApp(_ app: AppID?) throws {
         guard let grant, let apps = grant.apps else { return }
         let list = apps.sorted().map(String.init).joined(separator: ", ")
         guard let app else { throw APIError(.forbidden, .appNotAllowed, "this API key reads apps \(list) only; add app= with one of them") }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JWS
+import Postback
 import Store
 
 /// `GET /v1/apps`, `PUT /v1/apps/{app}` and `DELETE /v1/apps/{app}`: the app registry (changes need the admin scope);
@@ -16,13 +17,8 @@ enum AppRoutes {
         }
         api.read.get("setup") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["app", "days", "format"])
-            let parameters = request.uri.queryParameters
-            var app: Int64?
-            if let text = parameters.get("app") {
-                guard let id = NameRoutes.appID(text) else { throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id") }
-                try context.requireApp(id)
-                app = id
-            }
+            let app = try QueryParameters.app(request)
+            if let app { try context.requireApp(app) }
             let days = try QueryParameters.limit(request, default: 30, name: "days", maximum: 400)
             let format = try QueryParameters.format(request)
             let grant = context.grant
@@ -33,7 +29,7 @@ enum AppRoutes {
         }
         api.admin.put("apps/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
-            let app = try NameRoutes.appParameter(context)
+            let app = try QueryParameters.pathApp(context, example: "/v1/apps/1108187390")
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
             let entry = try entry(app: app, body: Array(buffer: body))
             do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
@@ -45,7 +41,7 @@ enum AppRoutes {
         }
         api.admin.delete("apps/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
-            let app = try NameRoutes.appParameter(context)
+            let app = try QueryParameters.pathApp(context, example: "/v1/apps/1108187390")
             guard try await store.apps.remove(app: app) else { throw APIError(.notFound, .appNotRegistered, "app \(app) is not in the registry") }
             try await appRules.registryChanged()
             return Response(status: .noContent)
@@ -54,7 +50,7 @@ enum AppRoutes {
 
     /// The body `{"name": ..., "ad_networks": [...], "allow_development": bool, "currency": "EUR", "time_zone": "Europe/Berlin",
     /// "copy_domain": "example.com"}`.
-    static func entry(app: Int64, body: [UInt8]) throws -> AppRegistry.Entry {
+    static func entry(app: AppID, body: [UInt8]) throws -> AppRegistry.Entry {
         let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin", "copy_domain": "example.com"}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
         let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone", "copy_domain"]

@@ -2,6 +2,7 @@ import Foundation
 import AdServices
 import Hummingbird
 import JWS
+import Postback
 import Store
 
 /// Apple Ads: `POST /v1/adservices/tokens` and `POST /v1/iad/attribution` (from apps); `GET /v1/adservices/records`,
@@ -54,16 +55,14 @@ enum AppleAdsRoutes {
             case .failure(let problem): throw APIError(.badRequest, .invalidIAdDictionary, problem.description)
             }
             let parameters = request.uri.queryParameters
-            if let app = parameters.get("app"), NameRoutes.appID(app) == nil {
-                throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id, such as 1108187390")
-            }
+            let app = try QueryParameters.app(request)
             if let installID = parameters.get("install_id"), installID.isEmpty || installID.unicodeScalars.count > 256 {
                 throw APIError(.badRequest, .badParameter, "install_id: must be 1 to 256 characters")
             }
             try spend(records, sources.source(of: context.remoteAddress))
             let stored: StoredAttribution
             do {
-                stored = try await store.attributions.storeClientReported(record, app: parameters.get("app"), installID: parameters.get("install_id"),
+                stored = try await store.attributions.storeClientReported(record, app: app, installID: parameters.get("install_id"),
                                                                           body: IAdDictionary.keptBody(bytes))
             } catch {
                 throw APIError(.internalServerError, .storageUnavailable, "the record could not be stored; retry later")
@@ -133,7 +132,7 @@ enum AppleAdsRoutes {
         }
         api.read.get("adservices/report") { request, context in
             let parameters = request.uri.queryParameters
-            try context.requireApp(parameters.get("app").flatMap { Int64($0) })
+            try context.requireApp(parameters.get("app").flatMap(AppID.init))
             let query: AttributionReportQuery
             do throws(QueryProblem) {
                 query = try AttributionReportQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])

@@ -154,7 +154,7 @@ enum ForwardingRoutes {
         var rule = ForwardRule(name: name, url: url, adNetwork: try text("ad_network"))
         if let value = present("app") {
             guard let app = value.wholeNumber else { throw APIError(.badRequest, .badParameter, "app: must be an App Store id") }
-            rule.app = app
+            rule.app = AppID(app)
         }
         if let name = try text("protocol") {
             guard let value = PostbackProtocol(rawValue: name) else { throw APIError(.badRequest, .badParameter, "protocol: must be aak or skan") }

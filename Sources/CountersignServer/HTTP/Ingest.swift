@@ -55,7 +55,7 @@ struct Ingest: Sendable {
             intake.claimed = ClaimedIdentity.read(bytes)
         }
         // How it came, for `apps status`: a copy at the app's copy domain, a network's own postback, or forwarded.
-        let app = result.postback?.advertisedItemID ?? intake.claimed?.app
+        let app = result.postback?.app ?? intake.claimed?.app
         intake.channel = ArrivalChannel.of(route: route, host: Self.host(request), copyDomain: app.flatMap(appRules.copyDomain))
         if intake.isRejected {
             if rejectedReceipts.spend(source) != nil {

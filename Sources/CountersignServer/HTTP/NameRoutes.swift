@@ -1,6 +1,7 @@
 import Hummingbird
 import JWS
 import Store
+import Postback
 
 /// The ad-network registry (`/v1/ad-networks`) and campaign, ad-group and creative names per app and ad network
 /// (`/v1/names/{app}`).
@@ -45,7 +46,7 @@ enum NameRoutes {
         }
         api.read.get("names/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
-            let app = try appParameter(context)
+            let app = try QueryParameters.pathApp(context, example: "/v1/names/1108187390")
             let names = try await store.names.sourceNames(app: app)
             return JSONResponse.make(JSONObject([JSONMember(key: "names", value: .array(names.map { entry in
                 .object(JSONObject([
@@ -96,22 +97,8 @@ enum NameRoutes {
         }
     }
 
-    static func appParameter(_ context: AppRequestContext) throws -> Int64 {
-        guard let app = context.parameters.get("app").flatMap(appID) else {
-            throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/names/1108187390")
-        }
-        try context.requireApp(app)
-        return app
-    }
-
-    /// An App Store id written as ASCII digits: 1 or more, within 64 bits.
-    static func appID(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let app = Int64(text), app >= 1 else { return nil }
-        return app
-    }
-
-    static func sourceParameters(_ context: AppRequestContext) throws -> (Int64, String, NameRegistry.Level, String) {
-        let app = try appParameter(context)
+    static func sourceParameters(_ context: AppRequestContext) throws -> (AppID, String, NameRegistry.Level, String) {
+        let app = try QueryParameters.pathApp(context, example: "/v1/names/1108187390")
         guard let level = NameRegistry.Level(rawValue: context.parameters.get("level") ?? "") else {
             throw APIError(.badRequest, .badParameter, "level: must be \(NameRegistry.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }

@@ -30,7 +30,7 @@ enum PostbackRoutes {
             let limit = try QueryParameters.limit(request, default: 100, name: "copies_limit", maximum: maximumCopies)
             // A key limited to apps sees only their postbacks; others are as if not stored.
             let histories = try await store.ledger.history(identifier: identifier, copiesAfter: after, copies: limit).filter { history in
-                history.postback["advertised_item_id"]?.int64.map { context.grant?.covers(app: $0) ?? true } ?? false
+                history.postback["advertised_item_id"]?.int64.map { context.grant?.covers(app: AppID($0)) ?? true } ?? false
             }
             guard !histories.isEmpty else {
                 throw APIError(.notFound, .postbackNotFound, "no stored postback has postback-identifier or transaction-id \(identifier)")

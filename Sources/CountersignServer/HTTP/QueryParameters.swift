@@ -1,4 +1,5 @@
 import Hummingbird
+import Postback
 
 /// Query parameters the read routes share, each refused with a 400 `bad_parameter` that names it.
 enum QueryParameters {
@@ -35,6 +36,23 @@ enum QueryParameters {
             throw APIError(.badRequest, .badParameter, "\(name): must be true or false")
         }
         return flag
+    }
+
+    /// `app`: the App Store id a query names, nil when absent, 400 `bad_app` when it is not one.
+    static func app(_ request: Request) throws -> AppID? {
+        guard let text = request.uri.queryParameters.get("app") else { return nil }
+        guard let app = AppID(text) else { throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id, such as 1108187390") }
+        return app
+    }
+
+    /// The `{app}` of the matched path, refused with 400 `bad_app` when it is not an App Store id and 403 when the
+    /// caller's key does not cover it; `example` shows the route with an id in the message.
+    static func pathApp(_ context: AppRequestContext, example: String) throws -> AppID {
+        guard let app = context.parameters.get("app").flatMap(AppID.init) else {
+            throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as \(example)")
+        }
+        try context.requireApp(app)
+        return app
     }
 
     /// `after` (or `name`): the id cursor of a paged listing, 0 when absent; `what` names the id in the message.

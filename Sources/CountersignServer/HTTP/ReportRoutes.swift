@@ -1,6 +1,7 @@
 import Hummingbird
 import JWS
 import Store
+import Postback
 
 /// `GET /v1/reports`, `GET /v1/conversions` and `GET /v1/conversions/export`.
 enum ReportRoutes {
@@ -65,7 +66,7 @@ enum ReportRoutes {
     /// no `tz`.
     static func parameters(_ request: Request, store: StoreDatabase) async throws -> [(String, String)] {
         var pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
-        if !pairs.contains(where: { $0.0 == "tz" }), let app = pairs.first(where: { $0.0 == "app" }).flatMap({ Int64($0.1) }),
+        if !pairs.contains(where: { $0.0 == "tz" }), let app = pairs.first(where: { $0.0 == "app" }).flatMap({ AppID($0.1) }),
            let zone = try await store.apps.timeZone(app: app) {
             pairs.append(("tz", zone))
         }

@@ -2,6 +2,7 @@ import ConversionSchema
 import Hummingbird
 import JWS
 import Store
+import Postback
 
 /// `PUT /v1/schemas/{app}` and `GET /v1/schemas/{app}`.
 enum SchemaRoutes {
@@ -10,7 +11,7 @@ enum SchemaRoutes {
     static func add(to api: PrivateAPI, store: StoreDatabase, backlog: SchemaBacklogDecoder) {
         api.schemas.put("schemas/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
-            let app = try appParameter(context)
+            let app = try QueryParameters.pathApp(context, example: "/v1/schemas/1108187390")
             let body = try await RequestBody.collect(request, limit: maximumSchemaSize)
             switch try await store.schemas.put(app: app, document: Array(buffer: body)) {
             case .invalid(let errors):
@@ -23,7 +24,7 @@ enum SchemaRoutes {
                 // The answer does not wait for the app's earlier postbacks: they are decoded in the background.
                 if waiting > 0 { backlog.schemaUploaded() }
                 return JSONResponse.make(JSONObject([
-                    JSONMember(key: "app", value: .string(app)),
+                    JSONMember(key: "app", value: .string(app.description)),
                     JSONMember(key: "revision", value: .number(String(revision))),
                     JSONMember(key: "warnings", value: .array(warnings.map(diagnostic))),
                     JSONMember(key: "waiting_postbacks", value: .number(String(waiting))),
@@ -32,7 +33,7 @@ enum SchemaRoutes {
         }
         api.read.get("schemas/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
-            let app = try appParameter(context)
+            let app = try QueryParameters.pathApp(context, example: "/v1/schemas/1108187390")
             guard let stored = try await store.schemas.document(app: app) else {
                 throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")
             }
@@ -41,14 +42,6 @@ enum SchemaRoutes {
             headers[.init("Schema-Waiting-Postbacks")!] = String(try await store.ledger.waitingForDecoding(app: app))
             return JSONResponse.make(text: stored.document, headers: headers)
         }
-    }
-
-    static func appParameter(_ context: AppRequestContext) throws -> String {
-        guard let app = context.parameters.get("app"), let id = NameRoutes.appID(app) else {
-            throw APIError(.badRequest, .badApp, "the app is the numeric App Store id, such as /v1/schemas/1108187390")
-        }
-        try context.requireApp(id)
-        return app
     }
 
     static func diagnostic(_ diagnostic: SchemaDiagnostic) -> JSONValue {

@@ -3,6 +3,7 @@ import Hummingbird
 import JWS
 import NIOPosix
 import Spend
+import Postback
 import Store
 
 /// `POST /v1/spend` (spend and claims as a network reports them), `POST /v1/rates` (exchange rates),
@@ -18,10 +19,7 @@ enum SpendRoutes {
                 throw APIError(.badRequest, .badParameter, "format: must be one of \(SpendFormat.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             var defaults = SpendDefaults()
-            if let app = parameters.get("app") {
-                guard let id = NameRoutes.appID(app) else { throw APIError(.badRequest, .badApp, "app: must be the numeric App Store id") }
-                defaults.app = id
-            }
+            defaults.app = try QueryParameters.app(request)
             defaults.adNetwork = parameters.get("ad_network")
             defaults.currency = parameters.get("currency")
             if let problem = defaults.problem { throw APIError(.badRequest, .badParameter, "\(problem.field): \(problem.message)") }
@@ -66,7 +64,7 @@ enum SpendRoutes {
         api.read.post("reconciliation/postbacks") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "format"])
             let parameters = request.uri.queryParameters
-            let scope: (adNetwork: String?, app: Int64?, from: Date?, to: Date?)
+            let scope: (adNetwork: String?, app: AppID?, from: Date?, to: Date?)
             do throws(QueryProblem) {
                 let query = try PerformanceQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
                 scope = (query.adNetwork, query.app, query.from, query.to)

@@ -32,10 +32,8 @@ package enum QueryParameter {
     }
 
     /// A numeric App Store id.
-    static func app(_ name: String, _ value: String) throws(QueryProblem) -> Int64 {
-        guard value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let app = Int64(value), app >= 1 else {
-            throw QueryProblem(parameter: name, message: "must be a numeric App Store id")
-        }
+    static func app(_ name: String, _ value: String) throws(QueryProblem) -> AppID {
+        guard let app = AppID(value) else { throw QueryProblem(parameter: name, message: "must be a numeric App Store id") }
         return app
     }
 
@@ -233,7 +231,7 @@ extension AttributionReportQuery {
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> AttributionReportQuery {
         try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout AttributionReportQuery, name, value) throws(QueryProblem) in
             switch name {
-            case "app": query.app = value
+            case "app": query.app = try QueryParameter.app(name, value)
             case "source":
                 guard ["adservices", "iad"].contains(value) else { throw QueryProblem(parameter: name, message: "must be adservices or iad") }
                 query.source = value

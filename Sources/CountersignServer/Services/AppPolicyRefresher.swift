@@ -19,8 +19,8 @@ final class AppPolicyRefresher: Service, Sendable {
     let logger: Logger
     /// The server's own settings, before the registry.
     let base: TrustPolicy
-    private let current: Mutex<[Int64: TrustPolicy.AppRule]?>
-    private let domains: Mutex<[Int64: String]>
+    private let current: Mutex<[AppID: TrustPolicy.AppRule]?>
+    private let domains: Mutex<[AppID: String]>
     /// A round now rather than at the next interval: a change came through this receiver.
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -46,7 +46,7 @@ final class AppPolicyRefresher: Service, Sendable {
     }
 
     /// The copy domain registered for `app`, if any: where its developer copies arrive.
-    func copyDomain(app: Int64) -> String? {
+    func copyDomain(app: AppID) -> String? {
         domains.withLock { $0[app] }
     }
 

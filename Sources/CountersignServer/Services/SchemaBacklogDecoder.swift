@@ -2,6 +2,7 @@ import Logging
 import Metrics
 import ServiceLifecycle
 import Store
+import Postback
 
 /// Decodes, in the background, the postbacks stored before their app had a schema: a schema upload answers at once
 /// (`PUT /v1/schemas/{app}` says how many wait) and this service decodes them in batches of ``batch``, one transaction
@@ -42,7 +43,7 @@ final class SchemaBacklogDecoder: Service, Sendable {
                     }
                 }
                 var iterator = wakes.makeAsyncIterator()
-                var done: [String: Int] = [:]
+                var done: [AppID: Int] = [:]
                 repeat {
                     try await round(done: &done)
                 } while await iterator.next() != nil
@@ -53,7 +54,7 @@ final class SchemaBacklogDecoder: Service, Sendable {
     /// Decodes the waiting postbacks of every app whose schema revision changed since its backlog was last emptied
     /// (every app, at start), a batch at a time. Once an app has a schema, ingest decodes its postbacks, so only a new
     /// revision can leave a backlog: a round where no revision changed reads one row per app.
-    private func round(done: inout [String: Int]) async throws {
+    private func round(done: inout [AppID: Int]) async throws {
         let revisions: [SchemaRegistry.Revision]
         do { revisions = try await store.schemas.revisions() } catch {
             logger.error("cannot list the apps with a schema", metadata: ["error": "\(error)"])

@@ -25,7 +25,7 @@ public struct ArrivalLog: Sendable {
     /// One row's key.
     struct Key: Hashable {
         var day: String
-        var app: Int64
+        var app: AppID
         var family: String
         var version: String
         var adNetwork: String
@@ -43,7 +43,7 @@ public struct ArrivalLog: Sendable {
             var environment = ""
             if case .verified(_, let signer) = intake.result { environment = signer.environment.rawValue }
             let outcome = intake.isRejected ? "refused" : intake.result.outcome.rawValue
-            return Key(day: day, app: postback.advertisedItemID, family: postback.family.rawValue, version: postback.version ?? "",
+            return Key(day: day, app: postback.app, family: postback.family.rawValue, version: postback.version ?? "",
                        adNetwork: postback.adNetworkID, channel: intake.channel.rawValue, outcome: outcome, environment: environment)
         }
         guard let claimed = intake.claimed, let app = claimed.app else { return nil }

@@ -45,7 +45,7 @@ public struct SetupStatus: Sendable {
 
     /// One app's summary.
     public struct AppSummary: Sendable {
-        public var app: Int64
+        public var app: AppID
         public var name: String?
         public var copyDomain: String?
         public var developerCopies: DeveloperCopies
@@ -83,7 +83,7 @@ public struct SetupStatus: Sendable {
 
     /// The status since `since` (a day, UTC) of `app`, or of every registered app and every app seen; `visible` says
     /// which apps the caller may see.
-    public func report(app: Int64?, since: Date, visible: @Sendable (Int64) -> Bool = { _ in true }) async throws -> (table: ReportTable, apps: [AppSummary]) {
+    public func report(app: AppID?, since: Date, visible: @Sendable (AppID) -> Bool = { _ in true }) async throws -> (table: ReportTable, apps: [AppSummary]) {
         let day = String(Timestamp.format(since).prefix(10))
         let (rows, registered) = try await engine.read { db in
             var conditions = ["day >= ?"]
@@ -99,9 +99,9 @@ public struct SetupStatus: Sendable {
         }
         struct Group { var last = "", arrivals = 0, verified = 0, development = 0, unverifiable = 0, invalid = 0, refused = 0 }
         var groups: [[String]: Group] = [:]
-        var names: [Int64: String] = [:], domains: [Int64: String] = [:]
+        var names: [AppID: String] = [:], domains: [AppID: String] = [:]
         for row in registered {
-            let id = try row.get("app", as: Int64.self)
+            let id = try row.get("app", as: AppID.self)
             names[id] = try row.get("name", as: String.self)
             domains[id] = try row.get("copy_domain", as: String?.self)
         }
@@ -132,18 +132,18 @@ public struct SetupStatus: Sendable {
             groups[groupKey] = group
         }
         let ordered = groups.keys.sorted { left, right in
-            let (l, r) = (Int64(left[0]) ?? 0, Int64(right[0]) ?? 0)
+            let (l, r) = (AppID(left[0]) ?? AppID(0), AppID(right[0]) ?? AppID(0))
             return l != r ? l < r : left.lexicographicallyPrecedes(right)
         }
         let table = ReportTable(columns: Self.columns.map(\.name), rows: ordered.map { key in
-            let group = groups[key]!, id = Int64(key[0]) ?? 0
+            let group = groups[key]!, id = AppID(key[0]) ?? AppID(0)
             return [.number(key[0]), .string(names[id] ?? key[0]), .string(key[1]), .string(key[2]), .string(key[3]), .string(key[4]),
                     .string(group.last), .number(String(group.arrivals)), .number(String(group.verified)), .number(String(group.development)),
                     .number(String(group.unverifiable)), .number(String(group.invalid)), .number(String(group.refused)),
                     .number(Self.share(Double(group.unverifiable + group.invalid) / Double(max(group.arrivals, 1))))]
         })
         var summaries: [AppSummary] = []
-        for id in Set(names.keys).union(groups.keys.compactMap { Int64($0[0]) }).filter(visible).sorted() {
+        for id in Set(names.keys).union(groups.keys.compactMap { AppID($0[0]) }).filter(visible).sorted() {
             let mine = groups.filter { $0.key[0] == String(id) }
             let copies = mine.filter { $0.key[4] == ArrivalChannel.developerCopy.rawValue }
             let arrivals = mine.values.reduce(0) { $0 + $1.arrivals }

@@ -1,4 +1,5 @@
 import Foundation
+import Postback
 
 /// A value bound to or read from SQL, the same on every engine: integers (and booleans as 0/1), doubles, text and bytes.
 public enum SQLValue: Sendable, Hashable {
@@ -25,6 +26,11 @@ extension SQLValue: SQLValueConvertible { public var sqlValue: SQLValue { self }
 extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }
+
+/// An app id binds as its number (the `bigint` and `INTEGER` columns of postbacks, the registry, spend, ...); where
+/// a table keeps it as text (`schemas`, `postback_events`, Apple Ads records and jobs) the store binds its
+/// `description`.
+extension AppID: SQLValueConvertible { public var sqlValue: SQLValue { .integer(number) } }
 
 /// A value read back was not of the type the code asked for: the database does not match the code's migrations.
 public struct SQLValueMismatch: Error, CustomStringConvertible {
@@ -77,6 +83,16 @@ extension String: SQLValueDecodable {
     public init?(sqlValue value: SQLValue) {
         guard case .text(let text) = value else { return nil }
         self = text
+    }
+}
+extension AppID: SQLValueDecodable {
+    /// An app id read from an integer column, or from a text one holding its digits.
+    public init?(sqlValue value: SQLValue) {
+        switch value {
+        case .integer(let number): self.init(number)
+        case .text(let text): self.init(text)
+        default: return nil
+        }
     }
 }
 extension Data: SQLValueDecodable {

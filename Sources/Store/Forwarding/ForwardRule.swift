@@ -22,7 +22,7 @@ public struct ForwardRule: Sendable, Equatable {
     /// Only this ad network id.
     public var adNetwork: String?
     /// Only this app (App Store id).
-    public var app: Int64?
+    public var app: AppID?
     /// Only this protocol.
     public var postbackProtocol: PostbackProtocol?
     /// Which environments.
@@ -49,7 +49,7 @@ public struct ForwardRule: Sendable, Equatable {
     public static let defaultMaximumEntries = 1_000_000
 
     /// Creates a rule; the defaults are the documented ones.
-    public init(name: String, url: String, adNetwork: String? = nil, app: Int64? = nil, postbackProtocol: PostbackProtocol? = nil,
+    public init(name: String, url: String, adNetwork: String? = nil, app: AppID? = nil, postbackProtocol: PostbackProtocol? = nil,
                 environment: Environment = .production, concurrency: Int = 4, rate: Double = 50,
                 maximumAge: TimeInterval = ForwardRule.defaultMaximumAge, timeout: TimeInterval = 10,
                 maximumEntries: Int = ForwardRule.defaultMaximumEntries, updatedAt: String = "") {
@@ -91,7 +91,7 @@ public struct ForwardRule: Sendable, Equatable {
         if let network = rule.adNetwork, !isAdNetworkID(network) {
             throw Problem(field: "ad_network", message: "must be a lowercase ad network id such as example123.skadnetwork")
         }
-        if let app = rule.app, app <= 0 { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
+        if let app = rule.app, app.number <= 0 { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
         guard (1...256).contains(rule.concurrency) else { throw Problem(field: "concurrency", message: "must be 1 to 256 deliveries in flight") }
         guard rule.rate.isFinite, rule.rate >= 0.01, rule.rate <= 10_000 else {
             throw Problem(field: "rate", message: "must be 0.01 to 10000 deliveries a second")

@@ -34,7 +34,7 @@ public struct PerformanceQuery: Sendable, Equatable {
     public var from: Date?
     public var to: Date?
     public var timeZone = ReportTimeZone.utc
-    public var app: Int64?
+    public var app: AppID?
     public var adNetwork: String?
     public var campaign: String?
     public var country: String?

@@ -36,7 +36,7 @@ public struct PostbackReconciliation: Sendable {
     /// verified postbacks of `adNetwork` received in `from..<to` (of `app` when given) that the list leaves out:
     /// `identifier`, `status`, `postbacks` (stored postbacks it found: SKAdNetwork has one per window), `counted` (of
     /// those, how many count).
-    public func reconcile(identifiers: [String], adNetwork: String?, app: Int64?, from: Date?, to: Date?) async throws -> ReportTable {
+    public func reconcile(identifiers: [String], adNetwork: String?, app: AppID?, from: Date?, to: Date?) async throws -> ReportTable {
         var order: [String] = []
         var position: [String: Int] = [:]
         for identifier in identifiers where position[identifier.lowercased()] == nil {

@@ -147,6 +147,6 @@ public struct SpendLedger: Sendable {
 /// The rows an import replaces: one day of one app's ad network.
 struct SpendScope: Hashable {
     let day: String
-    let app: Int64
+    let app: AppID
     let adNetwork: String
 }
