@@ -60,7 +60,8 @@ import TestSupport
             connection.send("POST \(Self.aakPath) HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n")
             let (answer, closed) = await connection.readUntilClosed()
             #expect(answer.hasPrefix("HTTP/1.1 413"))
-            #expect(answer.contains("payload_too_large"))
+            let body = try #require(answer.range(of: "\r\n\r\n").map { String(answer[$0.upperBound...]) })
+            #expect(try JSONParser.parse(Array(body.utf8)).object?["error"] == .string("payload_too_large"), "\(answer)")
             #expect(closed)
         }
     }
