@@ -192,7 +192,7 @@ if arguments[1] == "count", ["store", "prepare"].contains(arguments[2]) {
     let store = try openStore(directory + "/count.sqlite")
     // Stored with SQL rather than the async upload: valgrind cannot run Swift's concurrency runtime here.
     let document = try String(contentsOfFile: arguments[4], encoding: .utf8)
-    try store.engine.transaction { db in
+    _ = try store.engine.transaction { db in
         try db.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES ('1108187390', 1, ?, '2026-01-01T00:00:00.000Z')", [document])
     }
     if arguments[2] == "store" { for batch in batches { _ = try store.ledger.persist(batch) } }

@@ -107,7 +107,8 @@ public struct AttributionReportQuery: Sendable, Equatable {
 
     public var from: Date?
     public var to: Date?
-    public var app: AppID?
+    /// The app id the token or dictionary came with: a token's is the caller's own text, so any text.
+    public var app: String?
     /// `adservices` or `iad`.
     public var source: String?
     /// Include Apple's developer-mode test payloads; by default they are left out.
@@ -146,8 +147,7 @@ public struct AttributionReportQuery: Sendable, Equatable {
         var arguments: [any SQLValueConvertible] = []
         if let from { conditions.append("received_at >= ?"); arguments += [Timestamp.format(from)] }
         if let to { conditions.append("received_at < ?"); arguments += [Timestamp.format(to)] }
-        // `attribution_records.app` is text: the id as it is written.
-        if let app { conditions.append("app = ?"); arguments += [app.description] }
+        if let app { conditions.append("app = ?"); arguments += [app] }
         if let source {
             conditions.append("source = ?")
             arguments += [source]

@@ -231,7 +231,7 @@ extension AttributionReportQuery {
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> AttributionReportQuery {
         try QueryParameter.parse(parameters, extraAllowed: extraAllowed) { (query: inout AttributionReportQuery, name, value) throws(QueryProblem) in
             switch name {
-            case "app": query.app = try QueryParameter.app(name, value)
+            case "app": query.app = value
             case "source":
                 guard ["adservices", "iad"].contains(value) else { throw QueryProblem(parameter: name, message: "must be adservices or iad") }
                 query.source = value
