@@ -28,7 +28,7 @@ public struct RetryPolicy: Sendable, Equatable {
         /// Store the record (200).
         case store
         /// Stop: the token is invalid (400), not found after the allowed attempts, or expired.
-        case fail(reason: String)
+        case fail(TokenFailure)
         /// Try again after this many seconds.
         case retry(after: TimeInterval)
     }
@@ -38,16 +38,16 @@ public struct RetryPolicy: Sendable, Equatable {
     public func decide(_ answer: Answer, attempts: Int, notFoundAnswers: Int, serverFailures: Int, tokenAge: TimeInterval) -> Decision {
         switch answer {
         case .status(200): return .store
-        case .status(400): return .fail(reason: "token_invalid")
+        case .status(400): return .fail(.tokenInvalid)
         case .status(404):
-            guard notFoundAnswers < notFoundAttempts else { return .fail(reason: "not_found") }
-            return tokenAge + notFoundInterval < tokenLifetime ? .retry(after: notFoundInterval) : .fail(reason: "token_expired")
+            guard notFoundAnswers < notFoundAttempts else { return .fail(.notFound) }
+            return tokenAge + notFoundInterval < tokenLifetime ? .retry(after: notFoundInterval) : .fail(.tokenExpired)
         case .status(let code) where code >= 500:
             return backOff(serverFailures: serverFailures, tokenAge: tokenAge)
         case .networkError:
             return backOff(serverFailures: serverFailures, tokenAge: tokenAge)
         case .status(let code):
-            return .fail(reason: "unexpected_status_\(code)")
+            return .fail(.unexpectedStatus(code))
         }
     }
 
@@ -64,6 +64,6 @@ public struct RetryPolicy: Sendable, Equatable {
 
     private func backOff(serverFailures: Int, tokenAge: TimeInterval) -> Decision {
         let delay = min(maximumBackoff, initialBackoff * pow(2, Double(max(serverFailures - 1, 0))))
-        return tokenAge + delay < tokenLifetime ? .retry(after: delay) : .fail(reason: "token_expired")
+        return tokenAge + delay < tokenLifetime ? .retry(after: delay) : .fail(.tokenExpired)
     }
 }

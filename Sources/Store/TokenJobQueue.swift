@@ -11,7 +11,7 @@ public enum TokenJobState: String, Sendable, CaseIterable {
     case retrying
     /// Apple answered 200; the record (attribution true or false) is stored.
     case done
-    /// Given up: `failure_reason` says why (token_invalid, not_found, token_expired, ...).
+    /// Given up: `failure_reason` holds the ``TokenFailure`` code that says why.
     case failed
 }
 
@@ -42,7 +42,7 @@ public enum TokenJobUpdate: Sendable {
     /// Try again after this many seconds.
     case retry(after: TimeInterval)
     /// Stop for this reason.
-    case fail(reason: String)
+    case fail(TokenFailure)
 }
 
 /// What ``TokenJobQueue/enqueue(_:receivedAt:maximumOpen:)`` did for an already known token, or a new one.
@@ -144,7 +144,7 @@ public struct TokenJobQueue: Sendable {
                                counts + [now.timeIntervalSince1970 + delay, job.id])
             case .fail(let reason):
                 try db.execute("UPDATE adservices_jobs SET \(common), state = 'failed', failure_reason = ?, finished_at = ?, token = NULL WHERE id = ?",
-                               counts + [reason, nowText, job.id])
+                               counts + [reason.code, nowText, job.id])
             }
             return true
         }

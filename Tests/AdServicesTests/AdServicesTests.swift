@@ -88,17 +88,17 @@ import JWS
 
     @Test func applesSchedule() {
         #expect(policy.decide(.status(200), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 10) == .store)
-        #expect(policy.decide(.status(400), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 10) == .fail(reason: "token_invalid"))
+        #expect(policy.decide(.status(400), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 10) == .fail(.tokenInvalid))
         #expect(policy.decide(.status(404), attempts: 1, notFoundAnswers: 1, serverFailures: 0, tokenAge: 10) == .retry(after: 5))
         #expect(policy.decide(.status(404), attempts: 2, notFoundAnswers: 2, serverFailures: 0, tokenAge: 15) == .retry(after: 5))
-        #expect(policy.decide(.status(404), attempts: 3, notFoundAnswers: 3, serverFailures: 0, tokenAge: 20) == .fail(reason: "not_found"))
+        #expect(policy.decide(.status(404), attempts: 3, notFoundAnswers: 3, serverFailures: 0, tokenAge: 20) == .fail(.notFound))
         #expect(policy.decide(.status(500), attempts: 1, notFoundAnswers: 0, serverFailures: 1, tokenAge: 10) == .retry(after: 5))
         #expect(policy.decide(.status(503), attempts: 2, notFoundAnswers: 0, serverFailures: 2, tokenAge: 20) == .retry(after: 10))
         #expect(policy.decide(.networkError, attempts: 5, notFoundAnswers: 0, serverFailures: 5, tokenAge: 100) == .retry(after: 80))
         #expect(policy.decide(.networkError, attempts: 30, notFoundAnswers: 0, serverFailures: 30, tokenAge: 1000) == .retry(after: 3600))
-        #expect(policy.decide(.status(500), attempts: 9, notFoundAnswers: 0, serverFailures: 9, tokenAge: 24 * 3600 - 10) == .fail(reason: "token_expired"))
-        #expect(policy.decide(.status(404), attempts: 1, notFoundAnswers: 1, serverFailures: 0, tokenAge: 24 * 3600 - 1) == .fail(reason: "token_expired"))
-        #expect(policy.decide(.status(418), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 1) == .fail(reason: "unexpected_status_418"))
+        #expect(policy.decide(.status(500), attempts: 9, notFoundAnswers: 0, serverFailures: 9, tokenAge: 24 * 3600 - 10) == .fail(.tokenExpired))
+        #expect(policy.decide(.status(404), attempts: 1, notFoundAnswers: 1, serverFailures: 0, tokenAge: 24 * 3600 - 1) == .fail(.tokenExpired))
+        #expect(policy.decide(.status(418), attempts: 1, notFoundAnswers: 0, serverFailures: 0, tokenAge: 1) == .fail(.unexpectedStatus(418)))
         #expect(policy.requestTimeout > 1, "Apple holds 404 answers for up to 1 s")
     }
 }

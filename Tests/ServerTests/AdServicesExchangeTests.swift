@@ -183,8 +183,8 @@ import TestSupport
         }
     }
 
-    @Test func badTokensGetSpecificErrors() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func badTokensGetSpecificErrors(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         try await server.run { client in
             for (body, contentType, fragment) in [("", "text/plain", "empty"), ("QU JD", "text/plain", "no spaces"),
                                                   (#"{"token": "QUJD", "extra": 1}"#, "application/json", "extra"), ("x", "image/png", "image/png")] {
@@ -199,10 +199,10 @@ import TestSupport
         #expect(try await server.scalar("SELECT count(*) FROM adservices_jobs", as: Int.self) == 0)
     }
 
-    @Test func jobsAreListedOverHTTPWithAnAPIKey() async throws {
+    @Test(arguments: TestEngine.allCases) func jobsAreListedOverHTTPWithAnAPIKey(engine: TestEngine) async throws {
         let standIn = AppleAPIStandIn(["good": [.ok(Self.detailed)], "bad": [.status(400)]])
         try await standIn.serve { url in
-            let server = Self.server(apiURL: url)
+            let server = Self.server(apiURL: url, engine: engine)
             let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "ops").key
             try await server.run { client in
                 for token in ["good", "bad"] { _ = try await Self.submit(client, token) }
@@ -299,7 +299,7 @@ import TestSupport
         let claimed = try await store.tokenJobs.claimDue(now: Date(), limit: 2, lease: 10)
         #expect(claimed.map(\.token) == ["one", "two"])
         #expect(try await store.tokenJobs.claimDue(now: Date(), limit: 5, lease: 10).map(\.token) == ["three"], "a claimed job is not handed out twice")
-        #expect(try await store.tokenJobs.finishAttempt(claimed[0], answer: "400", notFound: false, serverFailure: false, update: .fail(reason: "token_invalid")))
+        #expect(try await store.tokenJobs.finishAttempt(claimed[0], answer: "400", notFound: false, serverFailure: false, update: .fail(.tokenInvalid)))
         #expect(try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5)))
         let recordedTwice = try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5))
         #expect(!recordedTwice, "a finished claim cannot be recorded twice")

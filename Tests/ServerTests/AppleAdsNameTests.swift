@@ -26,17 +26,17 @@ import TestSupport
         }
     }
 
-    @Test func namesComeFromThePlatformAPIOrV5AndShowInReports() async throws {
+    @Test(arguments: TestEngine.allCases) func namesComeFromThePlatformAPIOrV5AndShowInReports(engine: TestEngine) async throws {
         let key = try ECPrivateKey.generate()
         let standIn = AppleAdsAPIStandIn(publicKey: key.publicKey, platformAccounts: [Self.platformOrg: 123456789], names: [
             Self.platformOrg: ["campaign/542370539": "Trip Trek US", "ad_group/542317095": "Brand terms", "keyword/87675432": "trip planner"],
             Self.v5Org: ["campaign/700": "Legacy campaign", "ad_group/701": "Legacy group"],
         ])
-        let database = LiveServer().settings.database
+        let database = LiveServer(engine: engine).settings.database
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         try await Self.storeRecords(store, [AdServicesExchangeTests.detailed, Self.v5Record])
         try await standIn.serve { base in
-            var server = LiveServer()
+            var server = LiveServer(engine: engine)
             server.settings.database = database
             server.settings.appleAdsCredentials = AppleAdsAPI.Credentials(clientID: standIn.clientID, teamID: standIn.teamID, keyID: standIn.keyID, privateKey: key)
             server.settings.appleAdsTokenURL = base + "/auth/oauth2/token"

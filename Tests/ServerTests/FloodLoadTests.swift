@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import Synchronization
-import GRDB
 import NIOCore
 import Testing
 import TestSupport
@@ -14,8 +13,8 @@ import PostbackMint
 /// postback sent between them is stored and answered 200, and every wide body is refused. Latency under load is a
 /// benchmark's to measure (`scripts/bench-ingest --latency`, docs/performance.md); this prints the figures it saw.
 @Suite struct FloodLoadTests {
-    @Test func genuinePostbacksAreStoredDuringAWideBodyFlood() async throws {
-        let server = LiveServer()
+    @Test(arguments: TestEngine.allCases) func genuinePostbacksAreStoredDuringAWideBodyFlood(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
         // {"0":0,"1":0,...} with 7,200 members named in base 36: 57 KB, under the 64 KiB body limit.
         let wide = ByteBuffer(bytes: Array(("{" + (0..<7_200).map { "\"\(String($0, radix: 36))\":0" }.joined(separator: ",") + "}").utf8))
         #expect(wide.readableBytes < 64 * 1024)
@@ -74,7 +73,7 @@ import PostbackMint
             #expect(floodCount >= genuine.count)
             #expect(latencies.count == genuine.count)
             #expect(stored == genuine.count)
-            let rows = try server.query { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM postbacks") }
+            let rows = try await server.scalar("SELECT count(*) FROM postbacks", as: Int.self)
             #expect(rows == stored)
         }
     }

@@ -150,7 +150,7 @@ import TestSupport
     }
 
     /// Forwarding URLs are one printable line with a real port; a key cannot add rules past the limit.
-    @Test func forwardingRulesAndURLsAreBounded() async throws {
+    @Test(arguments: TestEngine.allCases) func forwardingRulesAndURLsAreBounded(engine: TestEngine) async throws {
         for url in ["http://a.example/\r\nX: y", "http://a.example/ x", "http://a.example/\u{0}", "http://a.example:99999/", "http://a.example:0/",
                     "http://user:pw@a.example/", "ftp://a.example/", "http://a.example:/", "http://127.0.0.1%00:19050/nul",
                     "http://a.example%0d%0aX-Injected.example/", "http://a.example:080/", "http://a_b.example/"] {
@@ -159,7 +159,7 @@ import TestSupport
         for url in ["https://a.example/postbacks", "http://127.0.0.1:8080/p?x=1", "http://[::1]:9000/p"] {
             #expect(throws: Never.self, "\(url)") { try ForwardRule.check(ForwardRule(name: "x", url: url)) }
         }
-        let database = try TestEngine.sqlite.freshDatabase()
+        let database = try engine.freshDatabase()
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
         let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin]).key
         store.close()

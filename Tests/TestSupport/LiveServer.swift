@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import GRDB
 import Hummingbird
 import HummingbirdTesting
 import JWS
@@ -69,19 +68,11 @@ package struct LiveServer {
         return try await store.column(sql, arguments, as: T.self)
     }
 
-    /// Reads the SQLite database directly, as an analyst would.
-    package func query<T>(_ body: (Database) throws -> T) throws -> T {
-        // A server that just stopped may still be closing its connections (the last one checkpoints), so wait for locks.
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        return try DatabaseQueue(path: settings.database, configuration: configuration).read(body)
-    }
-
-    /// Changes the database behind the server's back, as a failing disk or an operator would.
-    package func write(_ body: (Database) throws -> Void) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        try DatabaseQueue(path: settings.database, configuration: configuration).write(body)
+    /// Changes the database behind the server's back, as a failing disk or an operator would, on either engine.
+    package func write(_ body: @escaping @Sendable (any SQLSession) throws -> Void) async throws {
+        let store = try store()
+        defer { store.close() }
+        try await store.engine.write(body)
     }
 
     package static func aak(_ id: String, _ change: (inout AAKPostbackFields) -> Void = { _ in }, keyID: String = "network/0", key: ECPrivateKey = networkKey) throws -> ByteBuffer {

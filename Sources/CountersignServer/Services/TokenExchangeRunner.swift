@@ -75,7 +75,7 @@ final class TokenExchangeRunner: Service, Sendable {
     func exchange(_ job: TokenJob) async {
         let policy = configuration.policy
         guard Date().timeIntervalSince(job.tokenCreatedAt) < policy.tokenLifetime else {
-            await finish(job, label: nil, answer: nil, update: .fail(reason: "token_expired"))
+            await finish(job, label: nil, answer: nil, update: .fail(.tokenExpired))
             return
         }
         var request = HTTPClientRequest(url: configuration.url)
@@ -113,9 +113,9 @@ final class TokenExchangeRunner: Service, Sendable {
         let update: TokenJobUpdate = switch (decision, record) {
         case (.store, let record?): .store(record, body: body)
         // Not reached: a 200 without a readable record was turned into a retryable answer above.
-        case (.store, nil): .fail(reason: "unreadable_record")
+        case (.store, nil): .fail(.unreadableRecord)
         case (.retry(let delay), _): .retry(after: delay)
-        case (.fail(let reason), _): .fail(reason: reason)
+        case (.fail(let reason), _): .fail(reason)
         }
         await finish(job, label: label, answer: answer, update: update)
     }
