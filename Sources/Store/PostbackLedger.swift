@@ -133,17 +133,24 @@ public struct PostbackLedger: Sendable {
     }
 
     /// First every body's receipt and, for a postback, its row unless the dedup key is taken, with its forwarding
-    /// entries (``ForwardingOutbox``) when it is verified; then, in order, each new row is decoded and each copy of a
-    /// stored postback is judged against it (``Disposition/forCopy``). A copy later in the batch meets the row an earlier
-    /// one inserted, exactly as if they had come one per transaction.
+    /// entries (``ForwardingOutbox``) when it is verified; then the copies of stored postbacks are judged together, in
+    /// order (``CopyJudgement``): a copy later in the batch meets the row an earlier one inserted or replaced, exactly as
+    /// if they had come one per transaction.
     static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog, receiptIDs: ReceiptIDs) throws -> [Disposition] {
+        let now = Date()
         let decodings = batch.map { $0.currentDecoding(catalog) }
-        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: Date())
-        return try zip(batch, inserted).map { intake, ids in
-            guard let row = intake.row, let postback = intake.result.postback else { return .rejected }
-            if ids.rowID != nil { return .stored }
-            return try judgeCopy(intake, row: row, postback: postback, receiptID: ids.receiptID, db, catalog: catalog)
+        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: now)
+        var dispositions: [Disposition?] = []
+        var copies: [CopyJudgement.Copy] = []
+        for (intake, ids) in zip(batch, inserted) {
+            guard let row = intake.row, let postback = intake.result.postback else { dispositions.append(.rejected); continue }
+            if ids.rowID != nil { dispositions.append(.stored); continue }
+            dispositions.append(nil)
+            copies.append(CopyJudgement.Copy(intake: intake, row: row, postback: postback, receiptID: ids.receiptID))
         }
+        // One disposition per copy, in the copies' order.
+        var judged = try CopyJudgement.persist(copies, db, catalog: catalog, now: now).makeIterator()
+        return dispositions.map { $0 ?? judged.next()! }
     }
 
     /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new, with its
@@ -242,43 +249,6 @@ public struct PostbackLedger: Sendable {
             + "FROM unnest(\(eventArrays)) AS e(receipt_id, \(eventColumns)) JOIN inserted i ON i.receipt_id = e.receipt_id ORDER BY e.receipt_id, e.event_index) "
             + "SELECT id, receipt_id FROM inserted"
     }()
-
-    /// A copy of an already stored postback: replaces the row when it is the first verified copy, else is counted.
-    private static func judgeCopy(_ intake: Intake, row: PostbackRow, postback: Postback, receiptID: Int64, _ db: any SQLSession, catalog: SchemaCatalog) throws -> Disposition {
-        // The row exists (perhaps just committed by another receiver); lock it so racing copies are judged one at a time.
-        let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
-        guard let existing = try db.row("SELECT id, outcome, content_hash, duplicates + replays + unverified_copies AS copies FROM postbacks WHERE dedup_key = ?\(lock)",
-                                        [postback.dedupKey]) else {
-            throw LedgerInconsistency(dedupKey: postback.dedupKey)
-        }
-        let rowID = try existing.get("id", as: Int64.self)
-        let existingOutcome = try existing.get("outcome", as: String.self)
-        let hash = try existing.get("content_hash", as: Data.self)
-        let disposition = Disposition.forCopy(existingOutcome: existingOutcome, existingHash: hash, incoming: intake.result.outcome, incomingHash: row.contentHash)
-        switch disposition {
-        case .stored:
-            // A verified copy replaces one that is not (unverifiable, or found invalid by `reverify`), so a forgery under
-            // an unknown kid can never block the real postback.
-            try row.update(db, id: rowID, receiptID: receiptID)
-            try EventWriter.decode(db, rowID: rowID, postback: postback, receivedAt: intake.receivedAt, catalog: catalog)
-            try ForwardingOutbox.enqueue(db, postbackID: rowID, now: Date())
-            return .stored
-        case .duplicate, .unverifiedCopy, .replay, .rejected:
-            let column = switch disposition {
-            case .duplicate: "duplicates"
-            case .unverifiedCopy: "unverified_copies"
-            default: "replays"
-            }
-            try db.execute("UPDATE postbacks SET \(column) = \(column) + 1 WHERE id = ?", [rowID])
-            if try existing.get("copies", as: Int64.self) < Self.copiesKept {
-                try db.execute("UPDATE receipts SET disposition = ?, postback_id = ? WHERE id = ?", [disposition.rawValue, rowID, receiptID])
-            } else {
-                // Enough copies are kept to see what was sent; past that a copy moves only the row's counters.
-                try db.execute("DELETE FROM receipts WHERE id = ?", [receiptID])
-            }
-            return disposition
-        }
-    }
 
     /// Writes a receipt and rolls it back: proves a commit of the ingest path can succeed now, without keeping anything.
     public func probeWrite() async throws {

@@ -1,5 +1,7 @@
 import Foundation
+import JWS
 import Postback
+import PostbackMint
 import Testing
 @testable import Store
 import TestSupport
@@ -54,6 +56,55 @@ import TestSupport
         #expect(batchDispositions.filter { $0 == .duplicate }.count >= 4)
         #expect(answers[0] == answers[1])
         #expect(answers[0].contains { $0.hasPrefix("\"postback\"|") && $0.split(separator: "|")[9] == "1" })
+    }
+
+    /// Copies judged together (``CopyJudgement``) give what one copy per transaction gives, where a batch holds an
+    /// unverifiable postback, the verified copy that replaces it, copies of each, and more copies of one postback than are
+    /// kept: the counters and kept receipts below are counted by hand from the sequence.
+    @Test(arguments: TestEngine.allCases) func copiesInOneBatchAreJudgedInOrder(engine: TestEngine) async throws {
+        let pinned = try ECPrivateKey.generate()
+        let verifier = PostbackVerifier(keyRing: try KeyRing([KeyEntry(keyID: "t/0", key: pinned.publicKey, environment: .production, usages: [.aak], origin: "test")]))
+        let start = try #require(Timestamp.parse("2026-11-01T00:00:00Z"))
+        func intake(_ body: [UInt8], _ index: Int) -> Intake {
+            let result = verifier.verify(body)
+            return Intake(receivedAt: start.addingTimeInterval(Double(index)), remoteAddress: nil, route: .aak, body: body, result: result,
+                          decision: TrustPolicy().decide(result))
+        }
+        func aak(_ id: String, conversionValue: Int = 1, signer: ECPrivateKey? = nil, keyID: String = "t/0") throws -> [UInt8] {
+            var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
+            fields.conversionValue = conversionValue
+            return try Mint.aak(fields, key: signer ?? pinned, keyID: keyID)
+        }
+        let stranger = try ECPrivateKey.generate()
+        let unverifiable = try aak("U", signer: stranger, keyID: "unknown/9")
+        let genuine = try aak("U")
+        let other = try aak("M")
+        var bodies = [unverifiable, unverifiable, genuine, genuine, unverifiable, try aak("U", conversionValue: 2), other]
+        bodies += Array(repeating: other, count: Int(PostbackLedger.copiesKept) + 5)
+        let traffic = bodies.enumerated().map { intake($1, $0) }
+        var dispositions: [[Disposition]] = []
+        var answers: [[String]] = []
+        var counters: [[[Int64]]] = []
+        for oneBatch in [true, false] {
+            let store = try engine.freshStore()
+            dispositions.append(oneBatch ? try store.ledger.persist(traffic) : try traffic.flatMap { try store.ledger.persist([$0]) })
+            answers.append(try await Self.contents(store))
+            let rows = try await store.rows("SELECT p.outcome, p.duplicates, p.replays, p.unverified_copies, "
+                                            + "(SELECT count(*) FROM receipts r WHERE r.postback_id = p.id) AS kept FROM postbacks p ORDER BY p.id")
+            #expect(try rows.map { try $0.get("outcome", as: String.self) } == ["verified", "verified"])
+            counters.append(try rows.map { row in
+                [try row.get("duplicates"), try row.get("replays"), try row.get("unverified_copies"), try row.get("kept")]
+            })
+        }
+        #expect(dispositions[0] == [.stored, .duplicate, .stored, .duplicate, .unverifiedCopy, .replay, .stored]
+                + Array(repeating: .duplicate, count: Int(PostbackLedger.copiesKept) + 5))
+        #expect(dispositions[0] == dispositions[1])
+        #expect(answers[0] == answers[1])
+        // U: one duplicate while unverifiable, then replaced; a duplicate, an unverified copy and a replay of the verified
+        // row; every copy's receipt kept. M: 105 duplicates, 100 receipts kept.
+        let copiesKept = PostbackLedger.copiesKept
+        #expect(counters[0] == [[2, 1, 1, 4], [copiesKept + 5, 0, 0, copiesKept]])
+        #expect(counters[0] == counters[1])
     }
 
     /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,
