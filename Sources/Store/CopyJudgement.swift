@@ -7,7 +7,8 @@ import Postback
 /// a copy later in the batch meets the row as the copies before it left it.
 ///
 /// On PostgreSQL the rows are read `FOR UPDATE` in id order, so receivers racing on the same postbacks judge its copies
-/// one at a time and always lock in the same order. A copy that replaces its row (the first verified copy of an
+/// one at a time and always lock in the same order; then the rollup rows their counters move are locked in key order
+/// (``Rollup/postgresLockForCopies``), the order the fold takes them in, so two commit threads never deadlock on them. A copy that replaces its row (the first verified copy of an
 /// unverifiable one, ``Disposition/forCopy(existingOutcome:existingHash:incoming:incomingHash:)``) is rare and
 /// written when it is met, with its decoding and forwarding entries.
 struct CopyJudgement {
@@ -83,6 +84,9 @@ struct CopyJudgement {
     static func persist(_ copies: [Copy], _ db: any SQLSession, catalog: SchemaCatalog, now: Date) throws -> [Disposition] {
         guard !copies.isEmpty else { return [] }
         var stored = try rows(Array(Set(copies.map(\.postback.dedupKey))), db)
+        if db.dialect == .postgres {
+            _ = try db.rows(Rollup.postgresLockForCopies, [SQLArray(element: .bigint, values: stored.values.map { .integer($0.id) })], reuse: .prepared)
+        }
         var writes = Writes()
         var dispositions: [Disposition] = []
         for copy in copies {

@@ -33,8 +33,23 @@ enum Rollup {
         let selected = contribution.prefix(key.count) + contribution.dropFirst(key.count).map { "sum(\($0))" }
         return "INSERT INTO conversion_rollup (\(columns.joined(separator: ", "))) SELECT \(selected.joined(separator: ", ")) "
             + "FROM \(source) p WHERE \(condition) AND \(counted("p")) "
-            + "GROUP BY \((1...key.count).map(String.init).joined(separator: ", ")) \(upsert)"
+            + "GROUP BY \(keyPositions) ORDER BY \(keyPositions) \(upsert)"
     }
+
+    /// The key's positions in a select list, `1, 2, ...`: the fold groups by them, and upserts in their order (the
+    /// order every PostgreSQL transaction takes rollup rows in, see ``postgresLockForCopies``).
+    private static let keyPositions = (1...key.count).map(String.init).joined(separator: ", ")
+
+    /// PostgreSQL: locks, in key order, the rollup rows of the postbacks `?` (an array of ids). A copy's counters move
+    /// its folded postback's rollup row (through the `conversion_rollup_follow` trigger); two commit threads doing so
+    /// in the order their postbacks came in took the same rows in opposite orders and deadlocked (PostgreSQL broke each
+    /// deadlock after its `deadlock_timeout`, a second, and the batch ran again). Taken in one order, as the fold takes
+    /// them, they only wait.
+    static let postgresLockForCopies: String = {
+        let rollupKey = key.map { "r." + $0 }.joined(separator: ", ")
+        return "SELECT 1 FROM conversion_rollup r WHERE (\(rollupKey)) IN (SELECT \(values(row: "p").prefix(key.count).joined(separator: ", ")) "
+            + "FROM postbacks p WHERE p.id = ANY(?::bigint[]) AND \(counted("p"))) ORDER BY \(rollupKey) FOR UPDATE OF r"
+    }()
 
     /// SQLite: folds the counted postbacks with ids in (?, ?]. One writer assigns ids in commit order, so a high-water
     /// mark (`rollup_state.folded_through`) says what is folded.
