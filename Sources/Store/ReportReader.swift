@@ -398,9 +398,21 @@ public struct ReportReader: Sendable {
         var after: Int64 = 0
         while true {
             let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: page)
-            let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once) }
-            for row in rows { writer.append(values: row.values) }
-            let last = rows.count == page ? try rows.last?.get(at: 0, as: Int64.self) : nil
+            let pageWriter = writer
+            // Each row is written as it is read; the id of the page's last row is the next page's cursor.
+            let (written, count, lastID) = try await engine.read { db -> (TableWriter, Int, Int64?) in
+                var writer = pageWriter
+                var count = 0
+                var lastID: Int64?
+                try db.forEachRow(sql, arguments) { row in
+                    writer.append(cells: row)
+                    count += 1
+                    lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }
+                }
+                return (writer, count, lastID)
+            }
+            writer = written
+            let last = count == page ? lastID : nil
             if last == nil { writer.finish() }
             let text = writer.take()
             if !text.isEmpty { try await write(text) }

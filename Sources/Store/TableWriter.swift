@@ -70,22 +70,30 @@ public struct TableWriter: Sendable {
     /// Appends a row of database values, written as ``ReportTable/cell(_:)`` makes them (whole doubles without a
     /// fraction, bytes as base64).
     public mutating func append(values row: [SQLValue]) {
+        append(cells: SQLCells(values: row))
+    }
+
+    /// Appends a row as it is read (``SQLSession/forEachRow(_:_:_:)``), written as ``append(values:)`` writes it, its
+    /// text copied from the database's buffer.
+    public mutating func append(cells row: SQLCells) {
         startRow()
         let csv = format == .csv
-        for (index, value) in zip(keys.indices, row) {
+        for index in 0..<min(keys.count, row.count) {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             if !csv { bytes += keys[index] }
-            switch value {
-            case .null: if !csv { bytes += Array("null".utf8) }
-            case .integer(let integer): Self.writeInteger(integer, into: &bytes)
-            // JSON has no infinity or NaN: such a value is written as none.
-            case .real(let real) where !real.isFinite: if !csv { bytes += Array("null".utf8) }
-            case .real(let real): bytes += Array(ReportTable.number(real).utf8)
-            case .text(let text):
-                if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }
-            case .blob(let blob):
-                let text = Base64.encode(blob, alphabet: .standard)
-                if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }
+            row.withCell(at: index) { cell in
+                switch cell {
+                case .null: if !csv { bytes += Array("null".utf8) }
+                case .integer(let integer): Self.writeInteger(integer, into: &bytes)
+                // JSON has no infinity or NaN: such a value is written as none.
+                case .real(let real) where !real.isFinite: if !csv { bytes += Array("null".utf8) }
+                case .real(let real): bytes += Array(ReportTable.number(real).utf8)
+                case .text(let text):
+                    if csv { CSVField.write(utf8: text, into: &bytes) } else { Self.writeJSONString(utf8: text, into: &bytes) }
+                case .blob(let blob):
+                    let text = Base64.encode(Array(blob), alphabet: .standard)
+                    if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }
+                }
             }
         }
         endRow()
@@ -145,14 +153,20 @@ public struct TableWriter: Sendable {
 
     /// `text` as a JSON string literal, escaped as ``JSONValue/serialized`` escapes it.
     static func writeJSONString(_ text: String, into bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeJSONString(utf8: $0, into: &bytes) }
+    }
+
+    /// The UTF-8 text `text` as a JSON string literal.
+    static func writeJSONString(utf8 text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most text needs no escaping: appended whole.
-        if !JSONValue.needsEscaping(text) {
-            bytes.append(contentsOf: text.utf8)
+        guard text.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            bytes.append(contentsOf: text)
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in text {
             switch byte {
             case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
             case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]

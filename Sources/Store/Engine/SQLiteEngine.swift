@@ -90,6 +90,10 @@ struct SQLiteSession: SQLSession {
         return rows
     }
 
+    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws {
+        try run(try db.makeStatement(sql: sql), sql, arguments) { handle in try row(SQLCells(sqlite: handle)) }
+    }
+
     /// Binds `arguments` to `statement`, steps it to its end calling `row` for each row, and resets it, so it holds no
     /// lock and no values once done.
     private func run(_ statement: Statement, _ sql: String, _ arguments: [any SQLValueConvertible], row: (OpaquePointer) throws -> Void) throws {
