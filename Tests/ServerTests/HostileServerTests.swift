@@ -70,21 +70,13 @@ import TestSupport
         let server = LiveServer(engine: engine)
         try await server.run { client in
             #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
-            try await server.write { db in
-                switch db.dialect {
-                case .sqlite:
-                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-                case .postgres:
-                    try db.execute("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$")
-                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION fail()")
-                }
-            }
+            try await server.write { db in try RefusingTrigger.install(on: "receipts", message: "disk full", db) }
             let failed = try await client.execute(uri: Self.aakPath, method: .post, body: try LiveServer.aak("RZ1"))
             #expect(failed.status == .internalServerError)
             let notReady = try await client.execute(uri: "/readyz", method: .get)
             #expect(notReady.status == .serviceUnavailable)
             #expect(notReady.json?["error"] == .string("storage_failing"))
-            try await server.write { db in try db.execute(db.dialect == .sqlite ? "DROP TRIGGER fail" : "DROP TRIGGER fail ON receipts") }
+            try await server.write { db in try RefusingTrigger.remove(from: "receipts", db) }
             #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
             #expect(try await client.execute(uri: Self.aakPath, method: .post, body: try LiveServer.aak("RZ1")).status == .ok)
         }

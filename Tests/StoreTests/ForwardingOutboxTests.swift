@@ -79,15 +79,7 @@ import TestSupport
         let store = try engine.freshStore()
         try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))
         // Any failure writing the outbox (here a trigger) must undo the postback and its receipt too.
-        try store.engine.transaction { db in
-            switch db.dialect {
-            case .sqlite:
-                try db.execute("CREATE TRIGGER refuse_outbox BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(ABORT, 'outbox refused'); END")
-            case .postgres:
-                try db.execute("CREATE FUNCTION refuse_outbox() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'outbox refused'; END $$ LANGUAGE plpgsql")
-                try db.execute("CREATE TRIGGER refuse_outbox BEFORE INSERT ON forward_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()")
-            }
-        }
+        try store.engine.transaction { db in try RefusingTrigger.install(on: "forward_outbox", message: "outbox refused", db) }
         #expect(throws: (any Error).self) { try store.ledger.persist([intake(try aak("F"))]) }
         #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int.self) == 0)
         #expect(try await store.scalar("SELECT count(*) FROM receipts", as: Int.self) == 0)

@@ -84,18 +84,10 @@ import TestSupport
         let writer = GroupCommitWriter(database: store, metrics: TestMetrics())
         try await withRunningWriter(writer) {
             #expect(writer.isHealthy)
-            try await store.engine.write { db in
-                switch db.dialect {
-                case .sqlite:
-                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END")
-                case .postgres:
-                    try db.execute("CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$")
-                    try db.execute("CREATE TRIGGER fail BEFORE INSERT ON receipts FOR EACH ROW EXECUTE FUNCTION fail()")
-                }
-            }
+            try await store.engine.write { db in try RefusingTrigger.install(on: "receipts", message: "disk full", db) }
             await #expect(throws: (any Error).self) { try await writer.submit(intake(try aak("J"))) }
             #expect(!writer.isHealthy)
-            try await store.engine.write { db in try db.execute(db.dialect == .sqlite ? "DROP TRIGGER fail" : "DROP TRIGGER fail ON receipts") }
+            try await store.engine.write { db in try RefusingTrigger.remove(from: "receipts", db) }
             #expect(try await writer.submit(intake(try aak("J"))) == .stored)
             #expect(writer.isHealthy)
         }

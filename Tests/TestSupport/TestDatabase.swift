@@ -161,3 +161,23 @@ public enum ExampleSchema {
         return Array(try Data(contentsOf: root.appendingPathComponent("examples/schemas/\(name).json")))
     }
 }
+
+/// A trigger named `refuse_<table>` that refuses every new row of `table` with `message`, as a full disk or a broken
+/// table would, on either engine; and its removal.
+public enum RefusingTrigger {
+    /// Installs the trigger.
+    public static func install(on table: String, message: String, _ db: any SQLSession) throws {
+        switch db.dialect {
+        case .sqlite:
+            try db.execute("CREATE TRIGGER refuse_\(table) BEFORE INSERT ON \(table) BEGIN SELECT RAISE(ABORT, '\(message)'); END")
+        case .postgres:
+            try db.execute("CREATE FUNCTION refuse_\(table)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '\(message)'; END $$")
+            try db.execute("CREATE TRIGGER refuse_\(table) BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION refuse_\(table)()")
+        }
+    }
+
+    /// Removes the trigger.
+    public static func remove(from table: String, _ db: any SQLSession) throws {
+        try db.execute(db.dialect == .sqlite ? "DROP TRIGGER refuse_\(table)" : "DROP TRIGGER refuse_\(table) ON \(table)")
+    }
+}
