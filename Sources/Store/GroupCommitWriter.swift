@@ -10,7 +10,7 @@ import Synchronization
 /// Every caller is resumed only after the transaction holding its intake has committed, or with the
 /// error that made it fail, so nothing is acknowledged before it is durable.
 ///
-/// Every ``foldEvery`` stored postbacks, and when it starts and stops, new rows are folded into the report rollup
+/// Every ``foldEvery(_:)`` stored postbacks, and when it starts and stops, new rows are folded into the report rollup
 /// (``ReportRollup/fold(limit:)``): on SQLite by the commit thread itself (SQLite has one writer, so a fold elsewhere
 /// would only wait for it), on PostgreSQL on a queue of its own, so commits go on while a fold runs.
 ///
@@ -43,9 +43,11 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     private let folds = DispatchQueue(label: "countersign-rollup-fold", qos: .utility)
     private let foldQueued = Atomic<Bool>(false)
     /// Stored postbacks between two folds into the report rollup. A fold costs about 7 µs a row against about 40 µs
-    /// for the per-row trigger it replaced, and holds the writer about 1 ms at this size. At 512 and 2,048 rows p99
-    /// latency rose by 3 and 13 ms (docs/performance.md).
-    static let foldEvery = 128
+    /// for the per-row trigger it replaced. On SQLite the commit thread folds, and every request that arrives meanwhile
+    /// waits: folds of 128 held it about 3 ms and made p99 at half the maximum rate 6.9 ms, folds of 32 about 1 ms
+    /// (p99 5.1 ms) at no measurable cost in rate (docs/performance.md). PostgreSQL folds on its own queue while commits
+    /// go on, and a fold is a transaction of round trips: 128.
+    static func foldEvery(_ dialect: SQLDialect) -> Int { dialect == .sqlite ? 32 : 128 }
     /// Seconds a commit thread waits for work before its lane gives its connection back.
     static let laneIdleGrace = 1.0
     /// Commit threads on PostgreSQL.
@@ -200,7 +202,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
                 lastCommitSucceeded.store(true, ordering: .relaxed)
                 for (entry, disposition) in zip(batch, dispositions) { entry.continuation.resume(returning: disposition) }
                 storedSinceFold += dispositions.count { $0 == .stored }
-                if storedSinceFold >= Self.foldEvery {
+                if storedSinceFold >= Self.foldEvery(database.engine.dialect) {
                     requestFold()
                     storedSinceFold = 0
                 }
