@@ -79,9 +79,10 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a transaction. One that PostgreSQL undid whole for a deadlock or a serialization failure runs
-    /// again, up to three times: concurrent transactions (a batch counting a duplicate on a folded row, the fold
-    /// adding to the same rollup row) can lock rows in opposite orders, and PostgreSQL then aborts one of them.
+    /// Runs `body` in a transaction. One that PostgreSQL undid whole for a deadlock or a serialization failure, or
+    /// whose connection closed before `BEGIN` was answered, runs again, up to three times: concurrent transactions can
+    /// lock rows in opposite orders (a copy's rollup row outside the key order, ``CopyJudgement``), and PostgreSQL then
+    /// aborts one of them.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try transaction(body, on: withConnection)
     }
@@ -105,7 +106,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                             throw error
                         }
                     }
-                } catch where attempt < 3 && Self.askedToRetry(error) {
+                } catch where attempt < 3 && (Self.askedToRetry(error) || Self.lostBeforeBegin(error)) {
                     attempt += 1
                 }
             }
@@ -115,6 +116,12 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
     /// connections the commit threads lease per transaction, so reports, folds and readiness still get one.
     func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
+
+    /// The connection closed before the server answered `BEGIN`: nothing ran, so the transaction can run on another
+    /// connection. (The pool can hand out a connection the server has just ended, before it sees the close.)
+    static func lostBeforeBegin(_ error: any Error) -> Bool {
+        if case .connectionLost("BEGIN") = error as? PostgresEngineError { true } else { false }
+    }
 
     /// A deadlock (40P01) or serialization failure (40001): the server rolled the transaction back and asks for it again.
     static func askedToRetry(_ error: any Error) -> Bool {
