@@ -398,20 +398,14 @@ public struct ReportReader: Sendable {
         var after: Int64 = 0
         while true {
             let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: page)
-            let pageWriter = writer
             // Each row is written as it is read; the id of the page's last row is the next page's cursor.
-            let (written, count, lastID) = try await engine.read { db -> (TableWriter, Int, Int64?) in
-                var writer = pageWriter
-                var count = 0
-                var lastID: Int64?
-                try db.forEachRow(sql, arguments) { row in
-                    writer.append(cells: row)
-                    count += 1
-                    lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }
-                }
-                return (writer, count, lastID)
+            let read = try await engine.readRows(sql, arguments, into: ExportPage(writer: writer)) { page, row in
+                page.writer.append(cells: row)
+                page.count += 1
+                page.lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }
             }
-            writer = written
+            writer = read.writer
+            let (count, lastID) = (read.count, read.lastID)
             let last = count == page ? lastID : nil
             if last == nil { writer.finish() }
             let text = writer.take()
@@ -419,6 +413,13 @@ public struct ReportReader: Sendable {
             guard let last else { return }
             after = last
         }
+    }
+
+    /// What reading a page of an export gives: its rows written, how many, and the last one's id.
+    private struct ExportPage: Sendable {
+        var writer: TableWriter
+        var count = 0
+        var lastID: Int64?
     }
 
     /// One page of the `conversions` view after the `after` id cursor, with the query's filters.

@@ -73,27 +73,28 @@ public struct TableWriter: Sendable {
         append(cells: SQLCells(values: row))
     }
 
-    /// Appends a row as it is read (``SQLSession/forEachRow(_:_:_:)``), written as ``append(values:)`` writes it, its
-    /// text copied from the database's buffer.
+    /// Appends a row as it is read (``DatabaseEngine/readRows(_:_:into:_:)``), written as ``append(values:)`` writes
+    /// it, its text copied from the database's buffer.
     public mutating func append(cells row: SQLCells) {
         startRow()
         let csv = format == .csv
-        for index in 0..<min(keys.count, row.count) {
+        var index = 0
+        row.forEachCell { cell in
+            guard index < keys.count else { return }
+            defer { index += 1 }
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             if !csv { bytes += keys[index] }
-            row.withCell(at: index) { cell in
-                switch cell {
-                case .null: if !csv { bytes += Array("null".utf8) }
-                case .integer(let integer): Self.writeInteger(integer, into: &bytes)
-                // JSON has no infinity or NaN: such a value is written as none.
-                case .real(let real) where !real.isFinite: if !csv { bytes += Array("null".utf8) }
-                case .real(let real): bytes += Array(ReportTable.number(real).utf8)
-                case .text(let text):
-                    if csv { CSVField.write(utf8: text, into: &bytes) } else { Self.writeJSONString(utf8: text, into: &bytes) }
-                case .blob(let blob):
-                    let text = Base64.encode(Array(blob), alphabet: .standard)
-                    if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }
-                }
+            switch cell {
+            case .null: if !csv { bytes += Array("null".utf8) }
+            case .integer(let integer): Self.writeInteger(integer, into: &bytes)
+            // JSON has no infinity or NaN: such a value is written as none.
+            case .real(let real) where !real.isFinite: if !csv { bytes += Array("null".utf8) }
+            case .real(let real): bytes += Array(ReportTable.number(real).utf8)
+            case .text(let text):
+                if csv { CSVField.write(utf8: text, into: &bytes) } else { Self.writeJSONString(utf8: text, into: &bytes) }
+            case .blob(let blob):
+                let text = Base64.encode(Array(blob), alphabet: .standard)
+                if csv { Self.writeCSVText(text, into: &bytes) } else { Self.writeJSONString(text, into: &bytes) }
             }
         }
         endRow()

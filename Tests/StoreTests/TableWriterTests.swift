@@ -44,9 +44,11 @@ import TestSupport
         #expect(csv.contains("9223372036854775807,\"'@cmd\",,\"\"\"quoted\"\"\",-0.5,\"'+1\""))
     }
 
-    /// A row written as it is read (``SQLSession/forEachRow(_:_:_:)``, SQLite's text copied from its buffer) is the row
-    /// written from its values, in every format and on both engines: formulas, quotes, line breaks, non-ASCII text,
-    /// bytes, extreme numbers and NULL; on SQLite also text that is not valid UTF-8, repaired as `String` repairs it.
+    /// A row written as it is read (``DatabaseEngine/readRows(_:_:into:_:)``: SQLite's text copied from its buffer,
+    /// PostgreSQL's from the row sequence's) is the row written from its values, in every format and on both engines:
+    /// formulas, quotes, line breaks, non-ASCII text, bytes, extreme numbers and NULL; on SQLite also text that is not
+    /// valid UTF-8, repaired as `String` repairs it; on PostgreSQL sums (`numeric`, whole and not), booleans and small
+    /// integers.
     @Test(arguments: TestEngine.allCases) func rowsWrittenAsTheyAreReadAreTheRowsWrittenFromValues(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         defer { store.close() }
@@ -58,22 +60,34 @@ import TestSupport
         if engine == .sqlite {
             // Bytes SQLite holds as text although they are not UTF-8.
             queries.append(("SELECT 7, CAST(x'66ff' AS TEXT), CAST(x'3dc3' AS TEXT), 'x', 0.25, NULL", []))
+        } else {
+            queries.append(("SELECT 7::smallint, 'x'::varchar, sum(v), true, 2.5::numeric, NULL::bigint FROM (VALUES (9223372036854775807::numeric), (1)) t(v)", []))
+            queries.append(("SELECT 8, 'y'::name, -12345678901.000::numeric, false, 0.1::float4, NULL::numeric", []))
         }
         for format in [TableWriter.Format.csv, .ndjson, .json] {
-            let written = try await store.engine.read { [queries] db -> ([UInt8], [UInt8]) in
-                var asRead = TableWriter(format: format, columns: Self.columns)
-                var fromValues = TableWriter(format: format, columns: Self.columns)
-                for (sql, arguments) in queries {
-                    try db.forEachRow(sql, arguments) { asRead.append(cells: $0) }
-                    for row in try db.rows(sql, arguments, reuse: .once) { fromValues.append(values: row.values) }
-                }
-                asRead.finish()
-                fromValues.finish()
-                return (asRead.take(), fromValues.take())
+            var asRead = TableWriter(format: format, columns: Self.columns)
+            var fromValues = TableWriter(format: format, columns: Self.columns)
+            for (sql, arguments) in queries {
+                asRead = try await store.engine.readRows(sql, arguments, into: asRead) { writer, row in writer.append(cells: row) }
+                for row in try await store.engine.read({ db in try db.rows(sql, arguments, reuse: .once) }) { fromValues.append(values: row.values) }
             }
+            asRead.finish()
+            fromValues.finish()
+            let written = (asRead.take(), fromValues.take())
             #expect(written.0 == written.1, "\(format): \(String(decoding: written.0, as: UTF8.self))")
             #expect(String(validating: written.0, as: UTF8.self) != nil, "\(format) is UTF-8")
             if format == .csv { #expect(String(decoding: written.0, as: UTF8.self).contains("\"'=HYPERLINK(")) }
         }
+    }
+
+    /// A column of a type the store does not read is an error on PostgreSQL's row sequence too, never a guess.
+    @Test func aColumnOfAnUnreadTypeIsAnError() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        defer { store.close() }
+        await #expect(throws: PostgresEngineError.self) {
+            _ = try await store.engine.readRows("SELECT 1, now()", [], into: 0) { count, _ in count += 1 }
+        }
+        // The connection is still good for the next query.
+        #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], into: 0) { count, _ in count += 1 } == 2)
     }
 }

@@ -25,6 +25,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let maximumConnections: Int
     private let logger: Logger
     private let stop = StopSignal()
+    /// Fired as ``run()`` starts the client, which warns of a lease asked for before.
+    private let started = StopSignal()
     /// The state the engine keeps per pooled connection (prepared statements, the answer awaited), by connection.
     private let states = NIOLockedValueBox<[ObjectIdentifier: PooledConnection]>([:])
 
@@ -72,7 +74,10 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Runs the client's pool until ``close()``, or until the calling task is cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.client.run() }
+            group.addTask {
+                self.started.fire()
+                await self.client.run()
+            }
             group.addTask { await self.stop.wait() }
             await group.next()
             group.cancelAll()
@@ -142,6 +147,39 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [])
             defer { _ = try? session.run("ROLLBACK", []) }
             return try body(session)
+        }
+    }
+
+    /// Reads the rows of `sql` as postgres-nio's row sequence delivers them (it reads ahead a bounded number of rows and
+    /// waits for the reader), on a connection leased for this query alone: the store's blocking threads take no part.
+    /// A query with no answer within the engine's limit (the server's `statement_timeout` and ``answerGrace``) has its
+    /// connection closed, which ends it with an error; the client opens another connection.
+    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
+                                   _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
+        if stop.isFired { throw PostgresEngineError.closed }
+        await started.wait()
+        let query = PostgresSession.query(sql, arguments)
+        let (logger, limit) = (self.logger, answerTimeout)
+        return try await client.withConnection { connection in
+            try await withThrowingTaskGroup(of: State?.self) { group in
+                group.addTask {
+                    var state = state
+                    var count: Int?
+                    for try await next in try await connection.query(query, logger: logger) {
+                        if count == nil { count = try PostgresSession.checkReadable(next) }
+                        try row(&state, SQLCells(postgres: next, count: count!))
+                    }
+                    return state
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(limit))
+                    try await connection.close()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard case let state?? = try await group.next() else { throw PostgresEngineError.noAnswer(sql, limit) }
+                return state
+            }
         }
     }
 
@@ -316,7 +354,8 @@ final class ConnectionLease: @unchecked Sendable {
     }
 }
 
-/// A one-shot signal that ends ``PostgresEngine/run()`` (and SQLite's) when the store closes.
+/// A one-shot signal: the one that ends ``PostgresEngine/run()`` (and SQLite's) when the store closes, and the one that
+/// tells PostgreSQL's readers the pool runs.
 final class StopSignal: Sendable {
     private struct State {
         var fired = false
@@ -550,6 +589,20 @@ struct PostgresSession: SQLSession {
         // Digits after the units are a fraction: whole only when they are all zero.
         while buffer.readableBytes >= 2 { if buffer.readInteger(as: Int16.self) != 0 { return nil } }
         return sign == 0x4000 ? -magnitude : magnitude
+    }
+
+    /// The column types ``value(_:)`` reads.
+    static let readableTypes: Set<PostgresDataType> = [.int2, .int4, .int8, .bool, .float4, .float8, .numeric, .text, .varchar, .bpchar, .name, .bytea]
+
+    /// How many columns `row` has; throws ``PostgresEngineError/unsupportedType(_:)`` when one has a type ``value(_:)``
+    /// does not read.
+    static func checkReadable(_ row: PostgresRow) throws -> Int {
+        var count = 0
+        for cell in row {
+            guard readableTypes.contains(cell.dataType) else { throw PostgresEngineError.unsupportedType("\(cell.dataType)") }
+            count += 1
+        }
+        return count
     }
 
     static func value(_ cell: PostgresCell) throws -> SQLValue {

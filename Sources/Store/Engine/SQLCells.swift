@@ -1,4 +1,5 @@
 import GRDBSQLite
+import PostgresNIO
 
 /// One cell of a row while it is read: text and bytes are lent, valid only inside ``SQLCells/withCell(at:_:)``.
 public enum SQLCell {
@@ -10,12 +11,15 @@ public enum SQLCell {
     case blob(UnsafeRawBufferPointer)
 }
 
-/// One row of a query while it is read (``SQLSession/forEachRow(_:_:_:)``), for writers that copy its cells straight
+/// One row of a query while it is read (``DatabaseEngine/readRows(_:_:into:_:)``), for writers that copy its cells straight
 /// to their output (``TableWriter/append(cells:)``) instead of making a value of each first.
 public struct SQLCells {
     enum Source {
         /// SQLite's statement, stepped to the row.
         case sqlite(OpaquePointer)
+        /// A row postgres-nio has read (its columns' types checked, ``PostgresSession/checkReadable(_:)``), whose cells are
+        /// found by walking it from the first.
+        case postgres(PostgresRow)
         /// A row already read.
         case values([SQLValue])
     }
@@ -35,6 +39,37 @@ public struct SQLCells {
         count = Int(sqlite3_column_count(handle))
     }
 
+    init(postgres row: PostgresRow, count: Int) {
+        source = .postgres(row)
+        self.count = count
+    }
+
+    /// Calls `body` with each cell in order, lent for the call: the way to read every cell (a PostgreSQL row is walked
+    /// once, where ``withCell(at:_:)`` walks it to the cell each time).
+    public func forEachCell(_ body: (SQLCell) throws -> Void) rethrows {
+        if case .postgres(let row) = source {
+            for cell in row { try Self.withCell(cell, body) }
+        } else {
+            for index in 0..<count { try withCell(at: index, body) }
+        }
+    }
+
+    /// Calls `body` with a PostgreSQL cell: whole numbers and text lent from the row's buffer, other values as the
+    /// session reads them (the types were checked).
+    private static func withCell<T>(_ cell: PostgresCell, _ body: (SQLCell) throws -> T) rethrows -> T {
+        guard var bytes = cell.bytes else { return try body(.null) }
+        switch (cell.dataType, cell.format) {
+        case (.int8, .binary) where bytes.readableBytes == 8: return try body(.integer(bytes.readInteger(as: Int64.self)!))
+        case (.int4, .binary) where bytes.readableBytes == 4: return try body(.integer(Int64(bytes.readInteger(as: Int32.self)!)))
+        case (.text, .binary), (.varchar, .binary), (.bpchar, .binary), (.name, .binary):
+            // PostgreSQL's text is UTF-8 (the client encoding postgres-nio asks for).
+            return try bytes.withUnsafeReadableBytes { try body(.text($0.assumingMemoryBound(to: UInt8.self))) }
+        default:
+            let value = (try? PostgresSession.value(cell)) ?? .null
+            return try SQLCells(values: [value]).withCell(at: 0, body)
+        }
+    }
+
     /// Calls `body` with cell `index`, lent for the call.
     public func withCell<T>(at index: Int, _ body: (SQLCell) throws -> T) rethrows -> T {
         switch source {
@@ -46,6 +81,10 @@ public struct SQLCells {
             case .text(var text): return try text.withUTF8 { try body(.text($0)) }
             case .blob(let bytes): return try bytes.withUnsafeBytes { try body(.blob($0)) }
             }
+        case .postgres(let row):
+            var cells = row.makeIterator()
+            for _ in 0..<index { _ = cells.next() }
+            return try Self.withCell(cells.next()!, body)
         case .sqlite(let handle):
             let column = Int32(index)
             switch sqlite3_column_type(handle, column) {

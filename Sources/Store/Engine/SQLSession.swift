@@ -14,9 +14,6 @@ public protocol SQLSession {
     func insert(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int64?
     /// Runs a query and returns its rows; `reuse` says how long its compiled form is worth keeping.
     func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow]
-    /// Runs a query built for one call and hands each row to `row` as it is read, its cells lent for the call: SQLite
-    /// without making a value of any cell; PostgreSQL from the rows it read.
-    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws
 }
 
 /// How long a statement's compiled form is kept, by how often its text is run.
@@ -33,11 +30,6 @@ public enum StatementReuse: Sendable {
 }
 
 extension SQLSession {
-    /// Each row of the rows the query returns.
-    public func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws {
-        for values in try rows(sql, arguments, reuse: .once) { try row(SQLCells(values: values.values)) }
-    }
-
     /// Runs one of the store's fixed queries, whose compiled statement is kept.
     public func rows(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [SQLRow] {
         try rows(sql, arguments, reuse: .cached)

@@ -44,6 +44,17 @@ final class SQLiteEngine: DatabaseEngine {
         try pool.read { db in try body(SQLiteSession(db: db)) }
     }
 
+    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
+                                   _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
+        try await Blocking.run { [pool] in
+            try pool.read { db in
+                var state = state
+                try SQLiteSession(db: db).forEachRow(sql, arguments) { try row(&state, $0) }
+                return state
+            }
+        }
+    }
+
     func lane() -> any TransactionLane { EngineLane(engine: self) }
 
     /// SQLite needs nothing running: waits for ``close()`` or cancellation, so the store runs alike on both engines.
@@ -90,6 +101,8 @@ struct SQLiteSession: SQLSession {
         return rows
     }
 
+    /// Runs a query built for one call and hands each row to `row` as SQLite steps to it, without making a value of any
+    /// cell (``DatabaseEngine/readRows(_:_:into:_:)``).
     func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws {
         try run(try db.makeStatement(sql: sql), sql, arguments) { handle in try row(SQLCells(sqlite: handle)) }
     }
