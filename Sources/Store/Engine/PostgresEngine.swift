@@ -35,7 +35,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// `statementTimeout`; a connection that gives no answer at all within ``answerGrace`` more is closed.
     init(location: PostgresLocation, maximumConnections: Int, connectTimeout: TimeInterval, statementTimeout: TimeInterval, logger: Logger,
          setUp: (any SQLSession) throws -> Void) throws {
-        let startup = [("statement_timeout", String(Int64(statementTimeout * 1000)))]
+        // Text arrives as UTF-8 whatever the database's encoding (the export copies it as it comes).
+        let startup = [("statement_timeout", String(Int64(statementTimeout * 1000))), ("client_encoding", "UTF8")]
         var client: PostgresClient.Configuration
         var direct: PostgresConnection.Configuration
         if let socket = location.socketPath {
@@ -152,34 +153,47 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
 
     /// Reads the rows of `sql` as postgres-nio's row sequence delivers them (it reads ahead a bounded number of rows and
     /// waits for the reader), on a connection leased for this query alone: the store's blocking threads take no part.
-    /// A query with no answer within the engine's limit (the server's `statement_timeout` and ``answerGrace``) has its
-    /// connection closed, which ends it with an error; the client opens another connection.
+    /// The lease and the whole read must end within the engine's limits (the lease wait, then the server's
+    /// `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
+    /// closed, which ends the query with an error, and the client opens another; a lease not yet given is given up.
     func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
                                    _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
         if stop.isFired { throw PostgresEngineError.closed }
         await started.wait()
+        if stop.isFired { throw PostgresEngineError.closed }
         let query = PostgresSession.query(sql, arguments)
-        let (logger, limit) = (self.logger, answerTimeout)
-        return try await client.withConnection { connection in
-            try await withThrowingTaskGroup(of: State?.self) { group in
-                group.addTask {
-                    var state = state
-                    var count: Int?
-                    for try await next in try await connection.query(query, logger: logger) {
-                        if count == nil { count = try PostgresSession.checkReadable(next) }
-                        try row(&state, SQLCells(postgres: next, count: count!))
+        let (client, logger, limit, maximumConnections) = (self.client, self.logger, leaseTimeout + answerTimeout, self.maximumConnections)
+        let leased = NIOLockedValueBox<PostgresConnection?>(nil)
+        return try await withThrowingTaskGroup(of: State?.self) { group in
+            group.addTask {
+                try await withTaskCancellationHandler {
+                    try await client.withConnection { connection in
+                        leased.withLockedValue { $0 = connection }
+                        var state = state
+                        var count: Int?
+                        for try await next in try await connection.query(query, logger: logger) {
+                            if count == nil { count = try PostgresSession.checkReadable(next) }
+                            try row(&state, SQLCells(postgres: next, count: count!))
+                        }
+                        leased.withLockedValue { $0 = nil }
+                        return state
                     }
-                    return state
+                } onCancel: {
+                    // postgres-nio waits for a query's first answer without heeding cancellation: the close ends it.
+                    if let connection = leased.withLockedValue({ $0 }) { connection.close().whenComplete { _ in } }
                 }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(limit))
-                    try await connection.close()
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard case let state?? = try await group.next() else { throw PostgresEngineError.noAnswer(sql, limit) }
-                return state
             }
+            group.addTask {
+                try await Task.sleep(for: .seconds(limit))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard case let state?? = try await group.next() else {
+                // The time ran out: cancelling the read (the deferred `cancelAll`) closes its connection.
+                let hadConnection = leased.withLockedValue { $0 != nil }
+                throw hadConnection ? PostgresEngineError.noAnswer(sql, limit) : PostgresEngineError.poolExhausted(maximumConnections)
+            }
+            return state
         }
     }
 
@@ -192,6 +206,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Ends ``run()``: the client closes its connections, and later transactions fail with ``PostgresEngineError/closed``.
     func close() {
         stop.fire()
+        started.fire()
     }
 
     /// Runs `body` on a connection of its own, opened for it and closed after, with no limit on a statement's answer

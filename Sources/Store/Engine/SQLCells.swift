@@ -6,7 +6,8 @@ public enum SQLCell {
     case null
     case integer(Int64)
     case real(Double)
-    /// Valid UTF-8 (SQLite's invalid sequences repaired as `String(decoding:as:)` repairs them).
+    /// Valid UTF-8 (invalid sequences, which SQLite and a SQL_ASCII PostgreSQL database can hold, repaired as
+    /// `String(decoding:as:)` repairs them).
     case text(UnsafeBufferPointer<UInt8>)
     case blob(UnsafeRawBufferPointer)
 }
@@ -62,9 +63,17 @@ public struct SQLCells {
         case (.int8, .binary) where bytes.readableBytes == 8: return try body(.integer(bytes.readInteger(as: Int64.self)!))
         case (.int4, .binary) where bytes.readableBytes == 4: return try body(.integer(Int64(bytes.readInteger(as: Int32.self)!)))
         case (.text, .binary), (.varchar, .binary), (.bpchar, .binary), (.name, .binary):
-            // PostgreSQL's text is UTF-8 (the client encoding postgres-nio asks for).
-            return try bytes.withUnsafeReadableBytes { try body(.text($0.assumingMemoryBound(to: UInt8.self))) }
+            // UTF-8 (the engine's client encoding), except from a SQL_ASCII database, which converts nothing: ASCII
+            // as it is, anything else through Swift's repair, as SQLite's text.
+            return try bytes.withUnsafeReadableBytes { raw in
+                let text = raw.assumingMemoryBound(to: UInt8.self)
+                guard text.contains(where: { $0 >= 0x80 }) else { return try body(.text(text)) }
+                var repaired = String(decoding: text, as: UTF8.self)
+                return try repaired.withUTF8 { try body(.text($0)) }
+            }
         default:
+            // The column's type was checked (``PostgresSession/checkReadable(_:)``): its decoding fails only on bytes the
+            // server did not send as PostgreSQL's binary format defines them.
             let value = (try? PostgresSession.value(cell)) ?? .null
             return try SQLCells(values: [value]).withCell(at: 0, body)
         }
