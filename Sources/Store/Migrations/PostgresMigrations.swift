@@ -670,7 +670,8 @@ enum PostgresMigrations {
         // A copy's counters moved a folded row's rollup row through two calls of an SQL function, which PostgreSQL plans
         // afresh at each call from a trigger: a profile of the realistic ingest mix put 17% of the server's CPU in the
         // planner. The function is PL/pgSQL now (its statement planned once per connection), and an update that moves
-        // only the copy counters (duplicates, replays) changes the row's two counters in one statement. Frozen text.
+        // only the copy counters (duplicates, replays) changes the row's two counters in one statement (none, when they
+        // did not move either: a redecode's names). Frozen text.
         ("v16-rollup-follow-planned-once", """
             CREATE OR REPLACE FUNCTION conversion_rollup_add(p postbacks, sign integer) RETURNS void LANGUAGE plpgsql AS $$
             BEGIN
@@ -692,6 +693,9 @@ enum PostgresMigrations {
                 IF TG_OP = 'UPDATE' AND OLD.outcome IN ('verified', 'unverifiable')
                    AND (OLD.received_at, OLD.advertised_item_id, OLD.ad_network_id, OLD.protocol, OLD.outcome, OLD.environment, OLD.countable, OLD.source_digits, OLD.digit_count, OLD.conversion_type, OLD.conversion_class, OLD.conversion_window, OLD.did_win, OLD.interaction, OLD.country_code, OLD.tier_min, OLD.currency, OLD.event_count, OLD.revenue_min, OLD.revenue_max, OLD.conversion_value, OLD.coarse_value)
                        IS NOT DISTINCT FROM (NEW.received_at, NEW.advertised_item_id, NEW.ad_network_id, NEW.protocol, NEW.outcome, NEW.environment, NEW.countable, NEW.source_digits, NEW.digit_count, NEW.conversion_type, NEW.conversion_class, NEW.conversion_window, NEW.did_win, NEW.interaction, NEW.country_code, NEW.tier_min, NEW.currency, NEW.event_count, NEW.revenue_min, NEW.revenue_max, NEW.conversion_value, NEW.coarse_value) THEN
+                    IF NEW.duplicates = OLD.duplicates AND NEW.replays = OLD.replays THEN
+                        RETURN NULL;
+                    END IF;
                     UPDATE conversion_rollup SET duplicates = duplicates + (NEW.duplicates - OLD.duplicates), replays = replays + (NEW.replays - OLD.replays)
                     WHERE day = substr(OLD.received_at, 1, 10) AND app = OLD.advertised_item_id AND ad_network_id = OLD.ad_network_id AND protocol = OLD.protocol AND outcome = OLD.outcome AND environment = coalesce(OLD.environment, '') AND countable = OLD.countable AND source_digits = coalesce(OLD.source_digits, '') AND digit_count = coalesce(OLD.digit_count, -1) AND conversion_type = OLD.conversion_type AND conversion_class = coalesce(OLD.conversion_class, '') AND conversion_window = OLD.conversion_window AND did_win = OLD.did_win AND interaction = coalesce(OLD.interaction, '') AND country = coalesce(OLD.country_code, '') AND tier_min = OLD.tier_min AND currency = coalesce(OLD.currency, '');
                     IF FOUND THEN
