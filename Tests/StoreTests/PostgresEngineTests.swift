@@ -50,6 +50,27 @@ import TestSupport
         #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], into: 0) { count, _ in count += 1 } == 2)
     }
 
+    /// A request that goes away while its export read waits for the server's first answer stops the read at once: the
+    /// read's connection is closed (postgres-nio does not heed cancellation before that answer), not held until the
+    /// query ends.
+    @Test func aCancelledExportReadEndsAtOnce() async throws {
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 2, statementTimeout: 120))
+        let read = Task { try await store.engine.readRows("SELECT pg_sleep(60)", [], into: 0) { count, _ in count += 1 } }
+        // The query is running on the server.
+        while try await store.engine.read({ db in
+            try db.value("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'", as: Int.self)
+        }) != 1 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let started = Date()
+        read.cancel()
+        await #expect(throws: (any Error).self) { _ = try await read.value }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited < 30, "the cancelled read waited \(waited) s")
+        // The server's query ended with its connection.
+        #expect(try await store.engine.readRows("SELECT 1", [], into: 0) { count, _ in count += 1 } == 1)
+    }
+
     /// A statement written to a connection the server has already closed (found under "PostgreSQL restarted under
     /// load": the server ended a receiver's connection between `BEGIN` and the catalogue check, PostgresNIO never
     /// answered the check, and the commit thread, then the receiver's shutdown, waited out the 35 s answer limit).
