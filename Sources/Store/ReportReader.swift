@@ -405,8 +405,7 @@ public struct ReportReader: Sendable {
                 page.lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }
             }
             writer = read.writer
-            let (count, lastID) = (read.count, read.lastID)
-            let last = count == page ? lastID : nil
+            let last = read.count == page ? read.lastID : nil
             if last == nil { writer.finish() }
             let text = writer.take()
             if !text.isEmpty { try await write(text) }

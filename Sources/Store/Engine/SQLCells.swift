@@ -65,18 +65,20 @@ public struct SQLCells {
         case (.text, .binary), (.varchar, .binary), (.bpchar, .binary), (.name, .binary):
             // UTF-8 (the engine's client encoding), except from a SQL_ASCII database, which converts nothing: ASCII
             // as it is, anything else through Swift's repair, as SQLite's text.
-            return try bytes.withUnsafeReadableBytes { raw in
-                let text = raw.assumingMemoryBound(to: UInt8.self)
-                guard text.contains(where: { $0 >= 0x80 }) else { return try body(.text(text)) }
-                var repaired = String(decoding: text, as: UTF8.self)
-                return try repaired.withUTF8 { try body(.text($0)) }
-            }
+            return try bytes.withUnsafeReadableBytes { try withText($0.assumingMemoryBound(to: UInt8.self), body) }
         default:
             // The column's type was checked (``PostgresSession/checkReadable(_:)``): its decoding fails only on bytes the
             // server did not send as PostgreSQL's binary format defines them.
             let value = (try? PostgresSession.value(cell)) ?? .null
             return try SQLCells(values: [value]).withCell(at: 0, body)
         }
+    }
+
+    /// Calls `body` with `bytes` as text: ASCII, valid UTF-8 as it is, lent; anything else through Swift's repair.
+    private static func withText<T>(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (SQLCell) throws -> T) rethrows -> T {
+        guard bytes.contains(where: { $0 >= 0x80 }) else { return try body(.text(bytes)) }
+        var repaired = String(decoding: bytes, as: UTF8.self)
+        return try repaired.withUTF8 { try body(.text($0)) }
     }
 
     /// Calls `body` with cell `index`, lent for the call.
@@ -104,11 +106,7 @@ public struct SQLCells {
             case SQLITE_TEXT:
                 // The pointer first, then its length, as SQLite documents.
                 guard let text = sqlite3_column_text(handle, column) else { return try body(.text(UnsafeBufferPointer(start: nil, count: 0))) }
-                let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
-                // ASCII is valid UTF-8 as it is; anything else goes through Swift's repair.
-                guard bytes.contains(where: { $0 >= 0x80 }) else { return try body(.text(bytes)) }
-                var repaired = String(decoding: bytes, as: UTF8.self)
-                return try repaired.withUTF8 { try body(.text($0)) }
+                return try Self.withText(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))), body)
             case SQLITE_BLOB:
                 let blob = sqlite3_column_blob(handle, column)
                 return try body(.blob(UnsafeRawBufferPointer(start: blob, count: blob == nil ? 0 : Int(sqlite3_column_bytes(handle, column)))))
