@@ -88,7 +88,8 @@ struct CopyJudgement {
         guard !copies.isEmpty else { return [] }
         var stored = try rows(Array(Set(copies.map(\.postback.dedupKey))), db)
         if db.dialect == .postgres {
-            _ = try db.rows(Rollup.postgresLockForCopies, [SQLArray(element: .bigint, values: stored.values.map { .integer($0.id) })], reuse: .prepared)
+            // Answered with the first write after it: the locks are taken in order before any write, without a wait.
+            _ = try db.rowsAhead(Rollup.postgresLockForCopies, [SQLArray(element: .bigint, values: stored.values.map { .integer($0.id) })], reuse: .prepared)
         }
         var writes = Writes()
         var dispositions: [Disposition] = []

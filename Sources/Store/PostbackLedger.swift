@@ -116,12 +116,18 @@ public struct PostbackLedger: Sendable {
         var written = waited
         written?.add(counts)
         let flushing = written
+        let lane = lane ?? EngineLane(engine: engine)
         do {
-            let dispositions = try (lane ?? EngineLane(engine: engine)).transaction { db in
-                try catalog.refresh(db)
-                let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
-                if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
-                return dispositions
+            // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
+            // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/refreshAhead(_:)``).
+            let dispositions = try SchemaCatalog.Changed.retrying {
+                try lane.transaction { db in
+                    let confirm = try catalog.refreshAhead(db)
+                    let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
+                    if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
+                    try confirm?()
+                    return dispositions
+                }
             }
             if flushing == nil { arrivalTally.add(counts) }
             return dispositions

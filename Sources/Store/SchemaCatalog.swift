@@ -44,12 +44,50 @@ public final class SchemaCatalog: Sendable {
     /// batches of every receiver that are decoding with the catalogue as it was, and decodes their postbacks after them.
     /// SQLite has one writer, so its batches and uploads never overlap.
     func refresh(_ session: any SQLSession) throws {
-        let versionSQL = switch session.dialect {
+        let version = try session.rows(Self.versionSQL(session.dialect), [], reuse: .prepared).first?.get(at: 0, as: Int64.self)
+        if let version, loadedVersion.withLock({ $0 }) == version { return }
+        try load(session, version: version)
+    }
+
+    /// A commit's ``refresh(_:)`` with one wait less on PostgreSQL: when a version is loaded, the version query is sent
+    /// ahead of the batch's statements (``SQLSession/rowsAhead(_:_:reuse:)``), taking the same shared lock at the same point
+    /// of the transaction, and the batch is written with the catalogue held. The check returned must run before the
+    /// commit: it throws ``Changed`` when the database had another version, so the caller rolls back and runs the batch
+    /// again, which then reloads. Elsewhere it refreshes now and returns nil.
+    func refreshAhead(_ session: any SQLSession) throws -> (() throws -> Void)? {
+        guard session.dialect == .postgres, let expected = loadedVersion.withLock({ $0 }) else {
+            try refresh(session)
+            return nil
+        }
+        let answer = try session.rowsAhead(Self.versionSQL(.postgres), [], reuse: .prepared)
+        return { [self] in
+            guard try answer().first?.get(at: 0, as: Int64.self) == expected else {
+                loadedVersion.withLock { $0 = nil }
+                throw Changed()
+            }
+        }
+    }
+
+    /// The catalogue changed after a batch was decoded with it (``refreshAhead(_:)``).
+    struct Changed: Error {
+        /// Runs `transaction` until it ends without this error: each one leaves the catalogue to be reloaded, so a
+        /// transaction runs again only when the catalogue changed once more meanwhile.
+        static func retrying<T>(_ transaction: () throws -> T) throws -> T {
+            while true {
+                do { return try transaction() } catch is Changed {}
+            }
+        }
+    }
+
+    private static func versionSQL(_ dialect: SQLDialect) -> String {
+        switch dialect {
         case .sqlite: "SELECT version FROM schema_catalogue_version"
         case .postgres: "SELECT schema_catalogue_version() AS version"
         }
-        let version = try session.rows(versionSQL, [], reuse: .prepared).first?.get(at: 0, as: Int64.self)
-        if let version, loadedVersion.withLock({ $0 }) == version { return }
+    }
+
+    /// Loads every app whose latest revision differs from the one held, and records `version` as loaded.
+    private func load(_ session: any SQLSession, version: Int64?) throws {
         let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
         // An app no longer in the table (a schema whose upload was rolled back) has no schema.
         let present = Set(try latest.map { try $0.get("app", as: AppID.self) })

@@ -73,10 +73,13 @@ import TestSupport
         #expect(try await receiver.rows(shopRows, [0]).map { ReportTable.cell($0.values[0]).serialized } == ["0"])
         for expected in ["1", "2"] {
             let before = try #require(try await receiver.scalar("SELECT max(id) FROM postbacks", as: Int64.self))
+            let receipts = try #require(try await receiver.scalar("SELECT count(*) FROM receipts", as: Int.self))
             _ = try await other.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
             let next = expected == "1" ? traffic[200..<400] : traffic[400..<600]
             _ = try receiver.ledger.persist(Array(next))
             #expect(try await receiver.rows(shopRows, [before]).map { ReportTable.cell($0.values[0]).serialized } == [expected])
+            // A batch written again with the new catalogue is stored once.
+            #expect(try await receiver.scalar("SELECT count(*) FROM receipts", as: Int.self) == receipts + 200)
         }
     }
 }

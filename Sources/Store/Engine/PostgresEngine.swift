@@ -66,7 +66,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         }
     }
 
-    /// Seconds to wait for the answer to `BEGIN`, `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds, and
+    /// Seconds to wait for the answer to `COMMIT` or `ROLLBACK`, which a live server gives in milliseconds, and
     /// for any other statement past the server's own `statement_timeout`. A connection to a server that stopped or
     /// restarted can leave a statement unanswered, and the thread waiting for ever; past this the connection is closed
     /// and the batch fails (500, so devices retry), and the next batch reconnects.
@@ -88,7 +88,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Runs `body` in a transaction. One that PostgreSQL undid whole for a deadlock or a serialization failure, or
     /// whose connection closed before `BEGIN` was answered, runs again, up to three times: concurrent transactions can
     /// lock rows in opposite orders (a copy's rollup row outside the key order, ``CopyJudgement``), and PostgreSQL then
-    /// aborts one of them.
+    /// aborts one of them. `BEGIN` is sent ahead of the first statement (``PostgresSession/rowsAhead(_:_:reuse:)``): the
+    /// connection answers in order, so the thread waits once for both.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try transaction(body, on: withConnection)
     }
@@ -100,7 +101,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             while true {
                 do {
                     return try connected { session in
-                        try session.run("BEGIN", [], answerWithin: Self.answerGrace)
+                        // Its answer is checked with the first statement's: one wait a transaction less.
+                        _ = try session.rowsAhead("BEGIN", [], reuse: .once)
                         do {
                             let result = try body(session)
                             try session.run("COMMIT", [], answerWithin: Self.answerGrace)
@@ -229,7 +231,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// A connection leased from the client.
     func newLease() throws -> ConnectionLease {
         if stop.isFired { throw PostgresEngineError.closed }
-        return try ConnectionLease(client: client, within: leaseTimeout, maximumConnections: maximumConnections)
+        return try ConnectionLease(client: client, started: started, within: leaseTimeout, maximumConnections: maximumConnections)
     }
 
     /// Runs `body` on the leased connection; closes the connection after an error it cannot vouch for.
@@ -314,12 +316,14 @@ final class ConnectionLease: @unchecked Sendable {
     /// The leased connection.
     private(set) var connection: PostgresConnection!
 
-    /// Waits up to `seconds` for a connection; past that the lease is abandoned and ``PostgresEngineError/poolExhausted(_:)``
-    /// thrown.
-    init(client: PostgresClient, within seconds: TimeInterval, maximumConnections: Int) throws {
+    /// Waits up to `seconds` for a connection, asked for once the client runs (`started`); past that the lease is
+    /// abandoned and ``PostgresEngineError/poolExhausted(_:)`` thrown.
+    init(client: PostgresClient, started: StopSignal, within seconds: TimeInterval, maximumConnections: Int) throws {
         // High priority: a commit thread waits for this task, and under load the cooperative pool is full of requests.
         let task = Task(priority: .high) { [state, arrived] in
             do {
+                // A lease asked for before `run()` would wait all the same, with a warning from the client.
+                await started.wait()
                 try await client.withConnection { connection in
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                         let handed = state.withLockedValue { state -> Bool in
@@ -419,6 +423,10 @@ final class PooledConnection: @unchecked Sendable {
     let connection: PostgresConnection
     /// Prepared statements by text. Only the thread that holds the lease touches it.
     var prepared: [String: PreparedQuery] = [:]
+    /// Statements sent without waiting for their answers (``PostgresSession/rowsAhead(_:_:reuse:)``), in order, each with its
+    /// outcome once answered, until the next statement's answer settles them. Only the thread that holds the lease
+    /// touches it.
+    var sentAhead: [(sql: String, outcome: NIOLockedValueBox<Result<Void, any Error>?>)] = []
     /// What the statement in flight waits on, signalled also when the connection closes.
     private let waiting = NIOLockedValueBox<DispatchSemaphore?>(nil)
 
@@ -497,6 +505,11 @@ struct PostgresSession: SQLSession {
         } else {
             rows = try run(sql, arguments).rows
         }
+        return try Self.rows(rows, format: format)
+    }
+
+    /// `rows` as the store's rows, each cell read as `format` when given (else as described).
+    private static func rows(_ rows: [PostgresRow], format: PostgresFormat?) throws -> [SQLRow] {
         guard let first = rows.first else { return [] }
         let columns = first.map(\.columnName)
         return try rows.map { row in
@@ -522,19 +535,41 @@ struct PostgresSession: SQLSession {
 
     /// Runs `sql` as the connection's prepared statement of that text, preparing it first if this connection has not.
     private func prepared(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [PostgresRow] {
-        let statement: PreparedQuery
-        if let known = pooled.prepared[sql] {
-            statement = known
+        try answer(to: sql, preparedStatement(sql).execute(arguments.map(Self.data)), within: answerTimeout)
+    }
+
+    /// The connection's prepared statement of `sql`, prepared now if this connection has not yet.
+    private func preparedStatement(_ sql: String) throws -> PreparedQuery {
+        if let known = pooled.prepared[sql] { return known }
+        precondition(Placeholders.everyOneCast(sql), "a prepared statement casts every placeholder: \(sql)")
+        let statement = try answer(to: sql, connection.prepare(query: Placeholders.numbered(sql)), within: answerTimeout)
+        pooled.prepared[sql] = statement
+        return statement
+    }
+
+    /// Sends `sql` without waiting for its answer. PostgresNIO sends the next statement once the server has answered
+    /// this one, and the answers arrive in order, so the next statement's answer settles it (``answer(to:_:within:)``):
+    /// its failure is reported then, in place of that statement's, and a connection that closed before answering it is
+    /// ``PostgresEngineError/connectionLost(_:)`` of `sql`, as if the thread had waited for it. A `.prepared` statement
+    /// not yet prepared on this connection is prepared first, waiting for that.
+    func rowsAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> [SQLRow] {
+        let future: EventLoopFuture<[PostgresRow]>
+        var format: PostgresFormat?
+        if reuse == .prepared {
+            future = try preparedStatement(sql).execute(arguments.map(Self.data))
+            format = .binary
         } else {
-            precondition(Placeholders.everyOneCast(sql), "a prepared statement casts every placeholder: \(sql)")
-            statement = try answer(to: sql, connection.prepare(query: Placeholders.numbered(sql)), within: answerTimeout)
-            pooled.prepared[sql] = statement
+            future = connection.query(Self.query(sql, arguments), logger: logger).map(\.rows)
         }
-        return try answer(to: sql, statement.execute(arguments.map(Self.data)), within: answerTimeout)
+        let outcome = NIOLockedValueBox<Result<Void, any Error>?>(nil)
+        future.whenComplete { result in outcome.withLockedValue { $0 = result.map { _ in } } }
+        pooled.sentAhead.append((sql, outcome))
+        return { [format] in try Self.rows(try answer(to: sql, future, within: answerTimeout), format: format) }
     }
 
     /// The result of `future`, waited for at most `seconds` (for ever when nil); past that the connection is closed,
     /// since the server may never answer, and the statement fails. A connection that closes first fails it at once.
+    /// A statement sent ahead is settled first: its failure, or its missing answer, is what is reported.
     private func answer<T: Sendable>(to sql: String, _ future: EventLoopFuture<T>, within seconds: TimeInterval?) throws -> T {
         let answered = DispatchSemaphore(value: 0)
         let answer = NIOLockedValueBox<Result<T, any Error>?>(nil)
@@ -543,11 +578,26 @@ struct PostgresSession: SQLSession {
             answered.signal()
         }
         let inTime = pooled.wait(for: answered, within: seconds)
-        if let result = answer.withLockedValue({ $0 }) { return try result.get() }
-        if inTime { throw PostgresEngineError.connectionLost(sql) }
+        let result = answer.withLockedValue { $0 }
+        // The statements sent ahead, answered before this one if this one was: their promises were completed first.
+        var unanswered = sql
+        let ahead = pooled.sentAhead
+        pooled.sentAhead = []
+        for sent in ahead {
+            switch sent.outcome.withLockedValue({ $0 }) {
+            case .success?: continue
+            case .failure(let error)?:
+                if connection.isClosed { throw PostgresEngineError.connectionLost(sent.sql) }
+                throw error
+            case nil: unanswered = sent.sql
+            }
+            break
+        }
+        if let result { return try result.get() }
+        if inTime { throw PostgresEngineError.connectionLost(unanswered) }
         // Closed, and the close finished, before the lease can be given back: the pool must not hand it out again.
         try? connection.close().wait()
-        throw PostgresEngineError.noAnswer(sql, seconds ?? 0)
+        throw PostgresEngineError.noAnswer(unanswered, seconds ?? 0)
     }
 
     static func query(_ sql: String, _ arguments: [any SQLValueConvertible]) -> PostgresQuery {

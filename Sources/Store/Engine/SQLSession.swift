@@ -14,6 +14,10 @@ public protocol SQLSession {
     func insert(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Int64?
     /// Runs a query and returns its rows; `reuse` says how long its compiled form is worth keeping.
     func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow]
+    /// Runs a query whose rows are wanted later, in order with the statements after it: PostgreSQL sends it without
+    /// waiting, so its answer arrives with the next statement's and a transaction waits once for both; SQLite, which
+    /// has no round trip to save, runs it now. Call the result for the rows (it waits if nothing was answered since).
+    func rowsAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> [SQLRow]
 }
 
 /// How long a statement's compiled form is kept, by how often its text is run.

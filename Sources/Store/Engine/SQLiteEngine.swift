@@ -101,6 +101,12 @@ struct SQLiteSession: SQLSession {
         return rows
     }
 
+    /// Runs the query now: SQLite has no round trip to save.
+    func rowsAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> [SQLRow] {
+        let rows = try rows(sql, arguments, reuse: reuse)
+        return { rows }
+    }
+
     /// Runs a query built for one call and hands each row to `row` as SQLite steps to it, without making a value of any
     /// cell (``DatabaseEngine/readRows(_:_:into:_:)``).
     func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws {
