@@ -147,7 +147,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
 
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try withConnection { session in
-            try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [])
+            _ = try session.rowsAhead("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], reuse: .once)
             defer { _ = try? session.run("ROLLBACK", []) }
             return try body(session)
         }
@@ -171,14 +171,24 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                 try await withTaskCancellationHandler {
                     try await client.withConnection { connection in
                         leased.withLockedValue { $0 = connection }
-                        var state = state
-                        var count: Int?
-                        for try await next in try await connection.query(query, logger: logger) {
-                            if count == nil { count = try PostgresSession.checkReadable(next) }
-                            try row(&state, SQLCells(postgres: next, count: count!))
+                        do {
+                            var state = state
+                            var count: Int?
+                            for try await next in try await connection.query(query, logger: logger) {
+                                if count == nil { count = try PostgresSession.checkReadable(next) }
+                                try row(&state, SQLCells(postgres: next, count: count!))
+                            }
+                            leased.withLockedValue { $0 = nil }
+                            return state
+                        } catch {
+                            // A connection that failed other than by the server's answer (closed at the deadline or on
+                            // cancellation, or lost) goes back only once closed: the pool must not hand it out again.
+                            if PostgresEngine.serverState(of: error) == nil {
+                                connection.close().whenComplete { _ in }
+                                try? await connection.closeFuture.get()
+                            }
+                            throw error
                         }
-                        leased.withLockedValue { $0 = nil }
-                        return state
                     }
                 } onCancel: {
                     // postgres-nio waits for a query's first answer without heeding cancellation: the close ends it.
