@@ -84,7 +84,7 @@ struct CopyJudgement {
 
     /// Reads the copies' rows, judges each copy in order, writes replacements as they are met and then every counter and
     /// receipt; returns each copy's disposition, in order.
-    static func persist(_ copies: [Copy], _ db: any SQLSession, catalog: SchemaCatalog, now: Date) throws -> [Disposition] {
+    static func persist(_ copies: [Copy], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, now: Date) throws -> [Disposition] {
         guard !copies.isEmpty else { return [] }
         var stored = try rows(Array(Set(copies.map(\.postback.dedupKey))), db)
         if db.dialect == .postgres {
@@ -103,7 +103,7 @@ struct CopyJudgement {
                 // A verified copy replaces one that is not (unverifiable, or found invalid by `reverify`), so a forgery
                 // under an unknown kid can never block the real postback.
                 try copy.row.update(db, id: row.id, receiptID: copy.receiptID)
-                try EventWriter.decode(db, rowID: row.id, postback: copy.postback, receivedAt: copy.intake.receivedAt, catalog: catalog)
+                try EventWriter.decode(db, rowID: row.id, postback: copy.postback, receivedAt: copy.intake.receivedAt, schemas: schemas)
                 try ForwardingOutbox.enqueue(db, postbackID: row.id, now: now)
             }
             dispositions.append(disposition)

@@ -96,7 +96,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// caller's task, with the schemas the catalogue holds; the commit keeps it unless a newer revision arrived since.
     public func submit(_ intake: Intake) async throws -> Disposition {
         var intake = intake
-        intake.decoding = intake.currentDecoding(database.ledger.catalog)
+        intake.decoding = intake.currentDecoding(database.ledger.catalog.snapshot())
         return try await withCheckedThrowingContinuation { continuation in
             condition.lock()
             guard !stopping else {

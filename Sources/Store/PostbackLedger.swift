@@ -66,9 +66,9 @@ public struct Intake: Sendable {
 
     /// The row's decoding under the catalogue's current revision of its app's schema: the one computed ahead when it
     /// is still current, else computed now.
-    func currentDecoding(_ catalog: SchemaCatalog) -> PostbackDecoding? {
+    func currentDecoding(_ schemas: SchemaCatalog.Snapshot) -> PostbackDecoding? {
         guard row != nil, let postback = result.postback else { return nil }
-        let entry = catalog.entry(app: postback.app)
+        let entry = schemas.entry(app: postback.app)
         if let decoding, decoding.revision == entry?.revision { return decoding }
         return PostbackDecoding(entry, postback: postback, receivedAt: receivedAt)
     }
@@ -122,8 +122,8 @@ public struct PostbackLedger: Sendable {
             // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/refreshAhead(_:)``).
             let dispositions = try SchemaCatalog.Changed.retrying {
                 try lane.transaction { db in
-                    let confirm = try catalog.refreshAhead(db)
-                    let dispositions = try Self.persist(batch, db, catalog: catalog, receiptIDs: receiptIDs)
+                    let (schemas, confirm) = try catalog.refreshAhead(db)
+                    let dispositions = try Self.persist(batch, db, schemas: schemas, receiptIDs: receiptIDs)
                     if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
                     try confirm?()
                     return dispositions
@@ -142,9 +142,9 @@ public struct PostbackLedger: Sendable {
     /// entries (``ForwardingOutbox``) when it is verified; then the copies of stored postbacks are judged together, in
     /// order (``CopyJudgement``): a copy later in the batch meets the row an earlier one inserted or replaced, exactly as
     /// if they had come one per transaction.
-    static func persist(_ batch: [Intake], _ db: any SQLSession, catalog: SchemaCatalog, receiptIDs: ReceiptIDs) throws -> [Disposition] {
+    static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs) throws -> [Disposition] {
         let now = Date()
-        let decodings = batch.map { $0.currentDecoding(catalog) }
+        let decodings = batch.map { $0.currentDecoding(schemas) }
         let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: now)
         var dispositions: [Disposition?] = []
         var copies: [CopyJudgement.Copy] = []
@@ -155,7 +155,7 @@ public struct PostbackLedger: Sendable {
             copies.append(CopyJudgement.Copy(intake: intake, row: row, postback: postback, receiptID: ids.receiptID))
         }
         // One disposition per copy, in the copies' order.
-        var judged = try CopyJudgement.persist(copies, db, catalog: catalog, now: now).makeIterator()
+        var judged = try CopyJudgement.persist(copies, db, schemas: schemas, now: now).makeIterator()
         return dispositions.map { $0 ?? judged.next()! }
     }
 
@@ -335,8 +335,7 @@ public struct PostbackLedger: Sendable {
         var looked = 0, decoded = 0
         for chunk in stride(from: 0, to: ids.count, by: 1000).map({ Array(ids[$0..<min($0 + 1000, ids.count)]) }) {
             decoded += try await engine.write { db in
-                try catalog.refresh(db)
-                return try Self.decodeStored(chunk, db, catalog: catalog)
+                try Self.decodeStored(chunk, db, schemas: catalog.refresh(db))
             }
             looked += chunk.count
             progress(looked, ids.count)
@@ -351,14 +350,14 @@ public struct PostbackLedger: Sendable {
     public func decodeWaiting(app: AppID, after: Int64, limit: Int) async throws -> (looked: Int, decoded: Int, last: Int64?) {
         let catalog = self.catalog
         return try await engine.write { db in
-            try catalog.refresh(db)
-            guard catalog.entry(app: app) != nil else { return (0, 0, nil) }
+            let schemas = try catalog.refresh(db)
+            guard schemas.entry(app: app) != nil else { return (0, 0, nil) }
             let lock = db.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
             let ids = try db.rows("""
                 SELECT id FROM postbacks WHERE advertised_item_id = ? AND id > ? AND decode_status IS NULL AND outcome IN ('verified', 'unverifiable')
                 ORDER BY id LIMIT ?\(lock)
                 """, [app, after, limit]).map { try $0.get("id", as: Int64.self) }
-            return (ids.count, try Self.decodeStored(ids, db, catalog: catalog), ids.last)
+            return (ids.count, try Self.decodeStored(ids, db, schemas: schemas), ids.last)
         }
     }
 
@@ -385,7 +384,7 @@ public struct PostbackLedger: Sendable {
     }
 
     /// Decodes the stored postbacks `ids` with the catalogue's schemas; returns how many it decoded.
-    private static func decodeStored(_ ids: [Int64], _ db: any SQLSession, catalog: SchemaCatalog) throws -> Int {
+    private static func decodeStored(_ ids: [Int64], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot) throws -> Int {
         let verifier = PostbackVerifier(keyRing: try KeyRing([]))
         var written = 0
         for id in ids {
@@ -396,7 +395,7 @@ public struct PostbackLedger: Sendable {
             // The stored body was verified (or kept) at ingest; decoding only needs its fields back.
             guard let postback = verifier.verify(Array(body), expecting: route.expected).postback,
                   let time = Timestamp.parse(receivedAt) else { continue }
-            try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, catalog: catalog)
+            try EventWriter.decode(db, rowID: id, postback: postback, receivedAt: time, schemas: schemas)
             written += 1
         }
         return written

@@ -7,8 +7,9 @@ import Synchronization
 /// The current schema of each app, held in memory for decoding at ingest and kept in step with the `schemas` table.
 ///
 /// Several receivers may share one database, so the catalogue does not trust its own memory: ``refresh(_:)`` compares
-/// each app's latest revision in the database with the one held and loads what changed. Ingest refreshes once per
-/// commit, inside the commit's transaction.
+/// each app's latest revision in the database with the one held and loads what changed. Ingest refreshes (or checks,
+/// ``refreshAhead(_:)``) once per commit, inside the commit's transaction, and decodes with the ``Snapshot`` of the
+/// version it checked.
 public final class SchemaCatalog: Sendable {
     /// A stored schema revision.
     public struct Entry: Sendable {
@@ -18,9 +19,19 @@ public final class SchemaCatalog: Sendable {
         public let schema: ConversionSchema
     }
 
-    private let entries = Mutex<[AppID: Entry]>([:])
-    /// The `schema_catalogue_version` the entries were loaded at; nil before the first load.
-    private let loadedVersion = Mutex<Int64?>(nil)
+    /// The schemas of one catalogue version, as a transaction decodes with them: the version and the entries are
+    /// read together, so a batch never decodes with entries of one version checked against another.
+    public struct Snapshot: Sendable {
+        /// The `schema_catalogue_version` the entries were loaded at; nil before the first load.
+        let version: Int64?
+        let entries: [AppID: Entry]
+
+        /// The current schema for `app`.
+        public func entry(app: AppID) -> Entry? { entries[app] }
+    }
+
+    /// What was loaded last, by any thread: a cache that each transaction checks against the database.
+    private let loaded = Mutex(Snapshot(version: nil, entries: [:]))
 
     /// An empty catalog.
     public init() {}
@@ -28,44 +39,52 @@ public final class SchemaCatalog: Sendable {
     /// Forgets `app`'s entry and the version loaded, so the next refresh reads the table again: an upload whose
     /// transaction failed after it refreshed must not leave its schema held.
     func forget(app: AppID) {
-        entries.withLock { _ = $0.removeValue(forKey: app) }
-        loadedVersion.withLock { $0 = nil }
+        loaded.withLock { loaded in
+            var entries = loaded.entries
+            entries.removeValue(forKey: app)
+            loaded = Snapshot(version: nil, entries: entries)
+        }
     }
+
+    /// The schemas held now, for work that checks them later (a request's decoding, kept by its commit only when
+    /// the revision is still current).
+    public func snapshot() -> Snapshot { loaded.withLock { $0 } }
 
     /// The current schema for `app`.
-    public func entry(app: AppID) -> Entry? { entries.withLock { $0[app] } }
+    public func entry(app: AppID) -> Entry? { snapshot().entry(app: app) }
 
-    /// Loads every app whose latest revision differs from the one held, when the database's catalogue version (raised
-    /// by a trigger on every change to `schemas`, by any receiver or command) differs from the one loaded. Every commit
-    /// runs it, so its one-row query is prepared; the catalogue itself is read only after a change.
+    /// The schemas of the database's catalogue version (raised by a trigger on every change to `schemas`, by any
+    /// receiver or command), loading every app whose latest revision differs from the one held when that version is
+    /// not the one held. Every commit runs it, so its one-row query is prepared; the catalogue itself is read only
+    /// after a change.
     ///
     /// On PostgreSQL the version is read through `schema_catalogue_version()`, which holds a shared lock until the
-    /// transaction ends: a schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so it waits for the
-    /// batches of every receiver that are decoding with the catalogue as it was, and decodes their postbacks after them.
-    /// SQLite has one writer, so its batches and uploads never overlap.
-    func refresh(_ session: any SQLSession) throws {
+    /// transaction ends: a schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so the version
+    /// (and the schemas of it) cannot change before the transaction ends. SQLite has one writer, so its batches and
+    /// uploads never overlap.
+    @discardableResult
+    func refresh(_ session: any SQLSession) throws -> Snapshot {
         let version = try session.rows(Self.versionSQL(session.dialect), [], reuse: .prepared).first?.get(at: 0, as: Int64.self)
-        if let version, loadedVersion.withLock({ $0 }) == version { return }
-        try load(session, version: version)
+        let held = snapshot()
+        if let version, held.version == version { return held }
+        return try load(session, version: version, from: held)
     }
 
-    /// A commit's ``refresh(_:)`` with one wait less on PostgreSQL: when a version is loaded, the version query is sent
-    /// ahead of the batch's statements (``SQLSession/rowsAhead(_:_:reuse:)``), taking the same shared lock at the same point
-    /// of the transaction, and the batch is written with the catalogue held. The check returned must run before the
-    /// commit: it throws ``Changed`` when the database had another version, so the caller rolls back and runs the batch
-    /// again, which then reloads. Elsewhere it refreshes now and returns nil.
-    func refreshAhead(_ session: any SQLSession) throws -> (() throws -> Void)? {
-        guard session.dialect == .postgres, let expected = loadedVersion.withLock({ $0 }) else {
-            try refresh(session)
-            return nil
-        }
+    /// A commit's ``refresh(_:)`` with one wait less on PostgreSQL: when a version is held, the batch decodes with the
+    /// schemas held, and the version query is sent ahead of the batch's statements (``SQLSession/rowsAhead(_:_:reuse:)``),
+    /// taking the same shared lock at the same point of the transaction. The check returned must run before the
+    /// commit: it throws ``Changed`` when the database had another version than the schemas', so the caller rolls back
+    /// and runs the batch again, which then reloads. Elsewhere it refreshes now and returns no check.
+    func refreshAhead(_ session: any SQLSession) throws -> (schemas: Snapshot, confirm: (() throws -> Void)?) {
+        let held = snapshot()
+        guard session.dialect == .postgres, let expected = held.version else { return (try refresh(session), nil) }
         let answer = try session.rowsAhead(Self.versionSQL(.postgres), [], reuse: .prepared)
-        return { [self] in
+        return (held, { [self] in
             guard try answer().first?.get(at: 0, as: Int64.self) == expected else {
-                loadedVersion.withLock { $0 = nil }
+                loaded.withLock { if $0.version == expected { $0 = Snapshot(version: nil, entries: $0.entries) } }
                 throw Changed()
             }
-        }
+        })
     }
 
     /// The catalogue changed after a batch was decoded with it (``refreshAhead(_:)``).
@@ -86,25 +105,34 @@ public final class SchemaCatalog: Sendable {
         }
     }
 
-    /// Loads every app whose latest revision differs from the one held, and records `version` as loaded.
-    private func load(_ session: any SQLSession, version: Int64?) throws {
+    /// The schemas of `version`: those of `held` whose revision is still the latest, and the others read from the
+    /// table. Kept for later transactions unless a later version is held already (the version only grows; a read
+    /// snapshot may see an older one).
+    private func load(_ session: any SQLSession, version: Int64?, from held: Snapshot) throws -> Snapshot {
         let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
         // An app no longer in the table (a schema whose upload was rolled back) has no schema.
-        let present = Set(try latest.map { try $0.get("app", as: AppID.self) })
-        entries.withLock { entries in entries = entries.filter { present.contains($0.key) } }
-        let held = entries.withLock { $0.mapValues(\.revision) }
+        var entries: [AppID: Entry] = [:]
         for row in latest {
             let app = try row.get("app", as: AppID.self)
             let revision = try row.get("revision", as: Int.self)
-            guard held[app] != revision else { continue }
+            if let entry = held.entries[app], entry.revision == revision {
+                entries[app] = entry
+                continue
+            }
             let document = try session.value("SELECT document FROM schemas WHERE app = ? AND revision = ?", [app.description, revision], as: String.self) ?? ""
             // A stored document that fails today's checks leaves the app without a schema; it is read again only after
             // the next change to the catalogue.
-            if let schema = SchemaReader.check(Array(document.utf8)).schema {
-                entries.withLock { $0[app] = Entry(revision: revision, schema: schema) }
-            }
+            if let schema = SchemaReader.check(Array(document.utf8)).schema { entries[app] = Entry(revision: revision, schema: schema) }
         }
-        loadedVersion.withLock { $0 = version }
+        let snapshot = Snapshot(version: version, entries: entries)
+        loaded.withLock { current in
+            guard let newer = version, let held = current.version else {
+                if current.version == nil { current = snapshot }
+                return
+            }
+            if newer > held { current = snapshot }
+        }
+        return snapshot
     }
 }
 
@@ -169,8 +197,8 @@ enum EventWriter {
     static let insertSQL = "INSERT INTO postback_events (postback_id, \(PostbackDecoding.eventColumnNames.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: PostbackDecoding.eventColumnNames.count + 1).joined(separator: ", ")))"
 
     /// Replaces the events and decode columns of postback `rowID` with what the app's current schema says.
-    static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, catalog: SchemaCatalog) throws {
-        let decoding = PostbackDecoding(catalog.entry(app: postback.app), postback: postback, receivedAt: receivedAt)
+    static func decode(_ db: any SQLSession, rowID: Int64, postback: Postback, receivedAt: Date, schemas: SchemaCatalog.Snapshot) throws {
+        let decoding = PostbackDecoding(schemas.entry(app: postback.app), postback: postback, receivedAt: receivedAt)
         try db.execute("DELETE FROM postback_events WHERE postback_id = ?", [rowID])
         try insertEvents(db, rowID: rowID, decoding)
         try db.execute(updateSQL, decoding.columns + [SQLValue.integer(rowID)])

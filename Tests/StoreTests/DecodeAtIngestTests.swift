@@ -44,7 +44,7 @@ import TestSupport
         _ = try store.ledger.persist([])
         let intakes = try EngineEqualityTests.traffic(count: 200).map { intake in
             var ahead = intake
-            ahead.decoding = ahead.currentDecoding(store.ledger.catalog)
+            ahead.decoding = ahead.currentDecoding(store.ledger.catalog.snapshot())
             return ahead
         }
         #expect(intakes.contains { $0.decoding?.revision == 1 })

@@ -94,6 +94,23 @@ import TestSupport
         #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
     }
 
+    /// A transaction whose body caught a statement's failure and went on is not reported committed: PostgreSQL
+    /// answers its `COMMIT` by rolling it back, with no error, and the engine says so.
+    @Test func aTransactionAbortedByACaughtFailureIsNotReportedCommitted() async throws {
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1))
+        try await store.engine.write { db in _ = try db.execute("CREATE TABLE kept (n bigint PRIMARY KEY)", []) }
+        let failure = #expect(throws: PostgresEngineError.self) {
+            try store.engine.transaction { db in
+                _ = try db.execute("INSERT INTO kept (n) VALUES (1)", [])
+                _ = try? db.execute("INSERT INTO kept (n) VALUES (1)", [])
+            }
+        }
+        guard case .rolledBack = failure else { Issue.record("\(String(describing: failure))"); return }
+        #expect(try await store.scalar("SELECT count(*) FROM kept", as: Int.self) == 0)
+        try store.engine.transaction { db in _ = try db.execute("INSERT INTO kept (n) VALUES (2)", []) }
+        #expect(try await store.scalar("SELECT count(*) FROM kept", as: Int.self) == 1)
+    }
+
     /// A transaction the server undid for a serialization failure or deadlock runs again, whether the failing statement
     /// was prepared or not (PostgresNIO reports a prepared statement's server errors as another type).
     @Test(arguments: [StatementReuse.once, .prepared])

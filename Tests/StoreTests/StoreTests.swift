@@ -160,11 +160,11 @@ import TestSupport
         let writer = Thread {
             let result = Result {
                 try ledger.engine.transaction { db in
-                    try ledger.catalog.refresh(db)
+                    let schemas = try ledger.catalog.refresh(db)
                     checked.store(true, ordering: .sequentiallyConsistent)
                     // The upload may wait for this batch: go on once it is done, or after a while.
                     _ = uploaded.wait(timeout: .now() + 2)
-                    return try PostbackLedger.persist(batch, db, catalog: ledger.catalog, receiptIDs: ledger.receiptIDs)
+                    return try PostbackLedger.persist(batch, db, schemas: schemas, receiptIDs: ledger.receiptIDs)
                 }
             }
             outcome.withLock { $0 = result }

@@ -105,7 +105,9 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                         _ = try session.rowsAhead("BEGIN", [], reuse: .once)
                         do {
                             let result = try body(session)
-                            try session.run("COMMIT", [], answerWithin: Self.answerGrace)
+                            // A transaction a failed statement aborted ends with the tag `ROLLBACK`, not an error.
+                            let committed = try session.run("COMMIT", [], answerWithin: Self.answerGrace)
+                            guard committed.metadata.command == "COMMIT" else { throw PostgresEngineError.rolledBack }
                             return result
                         } catch {
                             if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
@@ -182,7 +184,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                             return state
                         } catch {
                             // A connection that failed other than by the server's answer (closed at the deadline or on
-                            // cancellation, or lost) goes back only once closed: the pool must not hand it out again.
+                            // cancellation, lost, or left mid-query by the reader's own error) goes back only once
+                            // closed: the pool must not hand it out again.
                             if PostgresEngine.serverState(of: error) == nil {
                                 connection.close().whenComplete { _ in }
                                 try? await connection.closeFuture.get()
@@ -473,6 +476,8 @@ enum PostgresEngineError: Error, CustomStringConvertible {
     case noAnswer(String, TimeInterval)
     /// The connection closed before the server answered a statement.
     case connectionLost(String)
+    /// The server answered `COMMIT` by rolling the transaction back: a statement in it had failed.
+    case rolledBack
 
     var description: String {
         switch self {
@@ -481,6 +486,7 @@ enum PostgresEngineError: Error, CustomStringConvertible {
         case .unsupportedType(let type): "a result column has PostgreSQL type \(type), which the store does not read"
         case .noAnswer(let sql, let seconds): "PostgreSQL did not answer \(sql) within \(seconds) s; the connection was closed"
         case .connectionLost(let sql): "the connection to PostgreSQL closed before it answered \(sql)"
+        case .rolledBack: "PostgreSQL rolled the transaction back at COMMIT: a statement in it had failed"
         }
     }
 }
@@ -589,19 +595,21 @@ struct PostgresSession: SQLSession {
         }
         let inTime = pooled.wait(for: answered, within: seconds)
         let result = answer.withLockedValue { $0 }
-        // The statements sent ahead, answered before this one if this one was: their promises were completed first.
+        // The statements sent ahead of this one were answered before it, if it was (their promises were completed
+        // first); those still unanswered were sent after it (this is one sent ahead, asked for its rows) and wait for a
+        // later answer, or, when this one has none, the first of them is what the server never answered.
         var unanswered = sql
-        let ahead = pooled.sentAhead
-        pooled.sentAhead = []
-        for sent in ahead {
-            switch sent.outcome.withLockedValue({ $0 }) {
-            case .success?: continue
-            case .failure(let error)?:
+        while let sent = pooled.sentAhead.first {
+            guard let outcome = sent.outcome.withLockedValue({ $0 }) else {
+                if result == nil { unanswered = sent.sql }
+                break
+            }
+            pooled.sentAhead.removeFirst()
+            if case .failure(let error) = outcome {
+                pooled.sentAhead.removeAll()
                 if connection.isClosed { throw PostgresEngineError.connectionLost(sent.sql) }
                 throw error
-            case nil: unanswered = sent.sql
             }
-            break
         }
         if let result { return try result.get() }
         if inTime { throw PostgresEngineError.connectionLost(unanswered) }
