@@ -93,7 +93,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     public var isHealthy: Bool { lastCommitSucceeded.load(ordering: .relaxed) }
 
     /// Persists `intake` in the next commit and returns what storing it did. Its decoding is computed here, on the
-    /// caller's task, with the schemas the catalogue holds; the commit keeps it unless a newer revision arrived since.
+    /// caller's task, with the schemas the catalogue holds; the commit keeps it unless the app's revision differs then.
     public func submit(_ intake: Intake) async throws -> Disposition {
         var intake = intake
         intake.decoding = intake.currentDecoding(database.ledger.catalog.snapshot())

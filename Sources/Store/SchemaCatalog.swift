@@ -36,16 +36,6 @@ public final class SchemaCatalog: Sendable {
     /// An empty catalog.
     public init() {}
 
-    /// Forgets `app`'s entry and the version loaded, so the next refresh reads the table again: an upload whose
-    /// transaction failed after it refreshed must not leave its schema held.
-    func forget(app: AppID) {
-        loaded.withLock { loaded in
-            var entries = loaded.entries
-            entries.removeValue(forKey: app)
-            loaded = Snapshot(version: nil, entries: entries)
-        }
-    }
-
     /// The schemas held now, for work that checks them later (a request's decoding, kept by its commit only when
     /// the revision is still current).
     public func snapshot() -> Snapshot { loaded.withLock { $0 } }

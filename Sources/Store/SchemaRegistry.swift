@@ -12,8 +12,7 @@ public struct SchemaRegistry: Sendable {
     /// Whether `app` has a current schema that ingest and redecode decode with (another receiver may have uploaded it).
     public func hasCurrentSchema(app: AppID) async throws -> Bool {
         let catalog = self.catalog
-        try await engine.read { session in try catalog.refresh(session) }
-        return catalog.entry(app: app) != nil
+        return try await engine.read { session in try catalog.refresh(session) }.entry(app: app) != nil
     }
 
     /// Checks and stores a schema document for `app`; the new revision decodes the app's postbacks from the next batch
@@ -31,26 +30,20 @@ public struct SchemaRegistry: Sendable {
         if let registered, let currency = schema.currency, registered != currency {
             return .invalid([SchemaDiagnostic(severity: .error, path: "$.currency", message: "is \(currency) but the app registry says app \(app) reports in \(registered)")])
         }
-        let catalog = self.catalog
         let text = String(decoding: document, as: UTF8.self)
-        let revision: Int
-        do {
-            revision = try await engine.write { session -> Int in
-                if session.dialect == .postgres {
-                    // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
-                    try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
-                }
-                // `schemas.app` is text: the app id as it is written.
-                let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app.description], as: Int.self) ?? 0) + 1
-                let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
-                                                  [app.description, revision, text, Timestamp.format(Date())])
-                guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
-                try catalog.refresh(session)
-                return revision
+        // The catalogue is not refreshed here: what this transaction sees is not committed (and a rolled-back upload's
+        // version number is given to the next one), so the next commit's check finds the new version and reloads.
+        let revision = try await engine.write { session -> Int in
+            if session.dialect == .postgres {
+                // Waits for batches in flight on every receiver (see `SchemaCatalog.refresh`); later ones see this schema.
+                try session.execute("SELECT pg_advisory_xact_lock(?)", [PostgresMigrations.catalogLockKey])
             }
-        } catch {
-            catalog.forget(app: app)
-            throw error
+            // `schemas.app` is text: the app id as it is written.
+            let revision = (try session.value("SELECT max(revision) FROM schemas WHERE app = ?", [app.description], as: Int.self) ?? 0) + 1
+            let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
+                                              [app.description, revision, text, Timestamp.format(Date())])
+            guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
+            return revision
         }
         return .stored(revision: revision, warnings: check.warnings, waiting: try await ledger.waitingForDecoding(app: app))
     }

@@ -253,10 +253,15 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         do {
             return try body(session)
         } catch {
-            // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK; a
-            // connection or protocol failure may not. An unanswered statement closed its connection already.
-            let fromPostgresNIO = error is PSQLError || error is PostgresError
-            let healthy = fromPostgresNIO ? Self.serverState(of: error) != nil : !(error is PostgresEngineError)
+            // The store's own errors and the server's (a constraint, say) leave a healthy connection after ROLLBACK, as
+            // does a COMMIT answered by rolling back; a connection or protocol failure may not. An unanswered statement
+            // closed its connection already.
+            let healthy = switch error {
+            case is PSQLError, is PostgresError: Self.serverState(of: error) != nil
+            case PostgresEngineError.rolledBack: true
+            case is PostgresEngineError: false
+            default: true
+            }
             // Closed, and the close finished, before the lease is given back: the pool must not hand it out again.
             if !healthy { try? lease.connection.close().wait() }
             throw error
