@@ -24,6 +24,7 @@ public final class SchemaCatalog: Sendable {
     public struct Snapshot: Sendable {
         /// The `schema_catalogue_version` the entries were loaded at; nil before the first load.
         let version: Int64?
+        /// Each app's latest revision, when its document passes today's checks.
         let entries: [AppID: Entry]
 
         /// The current schema for `app`.
@@ -100,7 +101,7 @@ public final class SchemaCatalog: Sendable {
     /// snapshot may see an older one).
     private func load(_ session: any SQLSession, version: Int64?, from held: Snapshot) throws -> Snapshot {
         let latest = try session.rows("SELECT app, max(revision) AS revision FROM schemas GROUP BY app", [])
-        // An app no longer in the table (a schema whose upload was rolled back) has no schema.
+        // Only the apps in the table now: one held before and no longer there has no schema.
         var entries: [AppID: Entry] = [:]
         for row in latest {
             let app = try row.get("app", as: AppID.self)
