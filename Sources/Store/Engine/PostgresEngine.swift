@@ -516,17 +516,7 @@ struct PostgresSession: SQLSession {
     /// A `.once` or `.cached` statement is unnamed and parsed each time, its argument types those of the values bound; a
     /// `.prepared` one is prepared on the connection the first time and only bound and run after that.
     func rows(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> [SQLRow] {
-        let rows: [PostgresRow]
-        var format: PostgresFormat?
-        if reuse == .prepared {
-            rows = try prepared(sql, arguments)
-            // PostgresNIO asks for a prepared statement's results in binary format but describes its columns as the
-            // server did when preparing (text), so the cells are read as what was asked for.
-            format = .binary
-        } else {
-            rows = try run(sql, arguments).rows
-        }
-        return try Self.rows(rows, format: format)
+        try rowsAhead(sql, arguments, reuse: reuse)()
     }
 
     /// `rows` as the store's rows, each cell read as `format` when given (else as described).
@@ -554,11 +544,6 @@ struct PostgresSession: SQLSession {
         try answer(to: sql, connection.query(Self.query(sql, arguments), logger: logger), within: seconds)
     }
 
-    /// Runs `sql` as the connection's prepared statement of that text, preparing it first if this connection has not.
-    private func prepared(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [PostgresRow] {
-        try answer(to: sql, preparedStatement(sql).execute(arguments.map(Self.data)), within: answerTimeout)
-    }
-
     /// The connection's prepared statement of `sql`, prepared now if this connection has not yet.
     private func preparedStatement(_ sql: String) throws -> PreparedQuery {
         if let known = pooled.prepared[sql] { return known }
@@ -578,6 +563,8 @@ struct PostgresSession: SQLSession {
         var format: PostgresFormat?
         if reuse == .prepared {
             future = try preparedStatement(sql).execute(arguments.map(Self.data))
+            // PostgresNIO asks for a prepared statement's results in binary format but describes its columns as the
+            // server did when preparing (text), so the cells are read as what was asked for.
             format = .binary
         } else {
             future = connection.query(Self.query(sql, arguments), logger: logger).map(\.rows)
