@@ -72,9 +72,11 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         finished.withLock { running = threads }
         for index in 0..<threads {
             let thread = Thread { [self] in
-                // Named from the thread itself (Linux applies no name given before it starts), in at most 15 bytes,
-                // Linux's limit: `top -H` and `perf` show it.
-                Thread.current.name = "cs-commit-\(index)"
+                // Named by the thread itself, in at most 15 bytes (Linux's limit): `top -H` and `perf` show it.
+                // Foundation's `Thread.name` applies a name only once the starting thread has recorded the new
+                // thread's handle, a race the new thread often won: one of PostgreSQL's two commit threads kept the
+                // dispatch pool's name, and `scripts/cpu-budget` counted its commits as request handling.
+                try? "cs-commit-\(index)".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
                 self.commitLoop(first: index == 0)
             }
             thread.qualityOfService = .userInteractive
