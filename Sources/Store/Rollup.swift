@@ -44,11 +44,15 @@ enum Rollup {
     /// its folded postback's rollup row (through the `conversion_rollup_follow` trigger); two commit threads doing so
     /// in the order their postbacks came in took the same rows in opposite orders and deadlocked (PostgreSQL broke each
     /// deadlock after its `deadlock_timeout`, a second, and the batch ran again). Taken in one order, as the fold takes
-    /// them, they only wait.
+    /// them, they only wait. A postback still listed in `rollup_pending` moves no rollup row (the trigger leaves it to
+    /// the fold), so its key is not locked: a copy of a fresh postback would otherwise wait for a fold holding the same
+    /// busy keys, for nothing. The copy holds its postbacks' rows (`FOR UPDATE`) by then, and a fold lists out only rows
+    /// it has locked, so what this statement finds pending stays pending until the copy commits.
     static let postgresLockForCopies: String = {
         let rollupKey = key.map { "r." + $0 }.joined(separator: ", ")
         return "SELECT 1 FROM conversion_rollup r WHERE (\(rollupKey)) IN (SELECT \(values(row: "p").prefix(key.count).joined(separator: ", ")) "
-            + "FROM postbacks p WHERE p.id = ANY(?::bigint[]) AND \(counted("p"))) ORDER BY \(rollupKey) FOR UPDATE OF r"
+            + "FROM postbacks p WHERE p.id = ANY(?::bigint[]) AND \(counted("p")) "
+            + "AND NOT EXISTS (SELECT 1 FROM rollup_pending q WHERE q.id = p.id)) ORDER BY \(rollupKey) FOR UPDATE OF r"
     }()
 
     /// SQLite: folds the counted postbacks with ids in (?, ?]. One writer assigns ids in commit order, so a high-water

@@ -226,4 +226,31 @@ import TestSupport
         #expect(Placeholders.everyOneCast("SELECT ?::text -- and ? here\n"))
         #expect(Placeholders.everyOneCast("SELECT doc ?? 'key', ?::text"))
     }
+
+    /// A copy's counters move its postback's rollup row only once the postback is folded (the trigger leaves a pending
+    /// row to the fold), so the rollup rows a batch of copies locks ahead (``Rollup/postgresLockForCopies``) are those of
+    /// folded postbacks only. Locking a pending one's made the copy wait for a fold holding the same busy keys.
+    @Test func aCopysRollupLocksLeaveOutPostbacksNotYetFolded() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let traffic = try EngineEqualityTests.traffic(count: 120)
+        _ = try store.ledger.persist(traffic.indices.filter { $0 % 2 == 0 }.map { traffic[$0] })
+        try store.rollup.fold()
+        _ = try store.ledger.persist(traffic.indices.filter { $0 % 2 == 1 }.map { traffic[$0] })
+        let pending = try await store.column("SELECT id FROM rollup_pending", as: Int64.self)
+        let folded = try await store.column("SELECT id FROM postbacks WHERE id NOT IN (SELECT id FROM rollup_pending)", as: Int64.self)
+        // The case that matters: pending postbacks whose rollup rows exist already (as when folded postbacks share
+        // their keys, which this traffic's few do not).
+        try store.engine.transaction { db in try db.execute(Rollup.insert(from: "postbacks", where: "p.id IN (SELECT id FROM rollup_pending)"), []) }
+        let key = Rollup.values(row: "p").prefix(Rollup.key.count).joined(separator: ", ")
+        let foldedKeys = try await store.scalar("SELECT count(*) FROM (SELECT DISTINCT \(key) FROM postbacks p "
+            + "WHERE p.id NOT IN (SELECT id FROM rollup_pending) AND \(Rollup.counted("p"))) k", as: Int64.self)
+        #expect(!pending.isEmpty && (foldedKeys ?? 0) > 0)
+        func locked(_ ids: [Int64]) throws -> Int {
+            try store.engine.transaction { db in
+                try db.rows(Rollup.postgresLockForCopies, [SQLArray(element: .bigint, values: ids.map(SQLValue.integer))], reuse: .once).count
+            }
+        }
+        #expect(try locked(pending) == 0)
+        #expect(try locked(folded) == foldedKeys.map(Int.init))
+    }
 }
