@@ -46,8 +46,9 @@ enum Rollup {
     /// deadlock after its `deadlock_timeout`, a second, and the batch ran again). Taken in one order, as the fold takes
     /// them, they only wait. A postback still listed in `rollup_pending` moves no rollup row (the trigger leaves it to
     /// the fold), so its key is not locked: a copy of a fresh postback would otherwise wait for a fold holding the same
-    /// busy keys, for nothing. The copy holds its postbacks' rows (`FOR UPDATE`) by then, and a fold lists out only rows
-    /// it has locked, so what this statement finds pending stays pending until the copy commits.
+    /// busy keys, for nothing. The copy holds its postbacks' rows (`FOR UPDATE`) by then, and a fold deletes from
+    /// `rollup_pending` only the ids of rows it has locked, so what this statement finds pending stays pending until the
+    /// copy commits.
     static let postgresLockForCopies: String = {
         let rollupKey = key.map { "r." + $0 }.joined(separator: ", ")
         return "SELECT 1 FROM conversion_rollup r WHERE (\(rollupKey)) IN (SELECT \(values(row: "p").prefix(key.count).joined(separator: ", ")) "
