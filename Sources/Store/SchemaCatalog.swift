@@ -41,9 +41,6 @@ public final class SchemaCatalog: Sendable {
     /// the revision is still current).
     public func snapshot() -> Snapshot { loaded.withLock { $0 } }
 
-    /// The current schema for `app`.
-    public func entry(app: AppID) -> Entry? { snapshot().entry(app: app) }
-
     /// The schemas of the database's catalogue version (raised by a trigger on every change to `schemas`, by any
     /// receiver or command), loading every app whose latest revision differs from the one held when that version is
     /// not the one held. Every commit runs it, so its one-row query is prepared; the catalogue itself is read only
