@@ -174,11 +174,7 @@ public struct PostbackLedger: Sendable {
             try sqliteReceipts.insert(db, zip(ids, batch).map { id, intake in
                 [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
             })
-            var rows: [[SQLValue]] = []
-            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
-                guard let row = intake.row, let decoding else { continue }
-                rows.append(row.insertValues(receiptID: id, decoding: decoding))
-            }
+            let rows = newRows(batch, decodings, receiptIDs: ids).map { $0.row.insertValues(receiptID: $0.receiptID, decoding: $0.decoding) }
             var rowIDs: [Int64: Int64] = [:]
             for row in try sqlitePostbacks.insert(db, rows) { rowIDs[try row.get("receipt_id")] = try row.get("id") }
             guard let lowest = rowIDs.values.min() else { return ids.map { ($0, nil) } }
@@ -197,10 +193,9 @@ public struct PostbackLedger: Sendable {
             }
             let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
             var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
-            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
-                guard let row = intake.row, let decoding else { continue }
-                rows.append(row.insertValues(receiptID: id, decoding: decoding))
-                events += decoding.events.map { [SQLValue.integer(id)] + $0 }
+            for new in newRows(batch, decodings, receiptIDs: ids) {
+                rows.append(new.row.insertValues(receiptID: new.receiptID, decoding: new.decoding))
+                events += new.decoding.events.map { [SQLValue.integer(new.receiptID)] + $0 }
             }
             guard !rows.isEmpty else {
                 _ = try db.rows(Self.postgresReceiptsSQL, receiptArrays, reuse: .prepared)
@@ -213,6 +208,23 @@ public struct PostbackLedger: Sendable {
             for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
             return ids.map { ($0, rowIDs[$0]) }
         }
+    }
+
+    /// The intakes that carry a row, with their receipts' ids and decodings, in the order their rows are inserted: by dedup
+    /// key, then (copies of one postback in the batch) in arrival order. On PostgreSQL an insert holds its key until the
+    /// transaction ends, and one order for every batch keeps two receivers' batches holding the same new postbacks from
+    /// each waiting for a key the other holds (a deadlock the server breaks only after a second). SQLite inserts in the
+    /// same order, so both engines number a batch's rows alike.
+    private static func newRows(_ batch: [Intake], _ decodings: [PostbackDecoding?],
+                                receiptIDs: [Int64]) -> [(row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] {
+        var rows: [(key: String, row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] = []
+        for (id, (intake, decoding)) in zip(receiptIDs, zip(batch, decodings)) {
+            guard let row = intake.row, let key = intake.result.postback?.dedupKey, let decoding else { continue }
+            rows.append((key, row, id, decoding))
+        }
+        // Receipt ids ascend in arrival order: equal keys keep it.
+        rows.sort { ($0.key, $0.receiptID) < ($1.key, $1.receiptID) }
+        return rows.map { ($0.row, $0.receiptID, $0.decoding) }
     }
 
     /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode
