@@ -119,13 +119,13 @@ public struct PostbackLedger: Sendable {
         let lane = lane ?? EngineLane(engine: engine)
         do {
             // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
-            // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/refreshAhead(_:)``).
+            // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/forCommit(_:)``).
             let dispositions = try SchemaCatalog.Changed.retrying {
                 try lane.transaction { db in
-                    let (schemas, confirm) = try catalog.refreshAhead(db)
-                    let dispositions = try Self.persist(batch, db, schemas: schemas, receiptIDs: receiptIDs)
+                    let (schemas, expected) = try catalog.forCommit(db)
+                    let dispositions = try Self.persist(batch, db, schemas: schemas, receiptIDs: receiptIDs,
+                                                        confirm: expected.map { expected in { try catalog.confirm(expected: expected, found: $0) } })
                     if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
-                    try confirm?()
                     return dispositions
                 }
             }
@@ -141,11 +141,13 @@ public struct PostbackLedger: Sendable {
     /// First every body's receipt and, for a postback, its row unless the dedup key is taken, with its forwarding
     /// entries (``ForwardingOutbox``) when it is verified; then the copies of stored postbacks are judged together, in
     /// order (``CopyJudgement``): a copy later in the batch meets the row an earlier one inserted or replaced, exactly as
-    /// if they had come one per transaction.
-    static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs) throws -> [Disposition] {
+    /// if they had come one per transaction. On PostgreSQL the rows' statement also reads the catalogue's version under
+    /// its shared lock and hands it to `confirm`, which throws when `schemas` are not of that version.
+    static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
+                        confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
         let now = Date()
         let decodings = batch.map { $0.currentDecoding(schemas) }
-        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: now)
+        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: now, confirm: confirm)
         var dispositions: [Disposition?] = []
         var copies: [CopyJudgement.Copy] = []
         for (intake, ids) in zip(batch, inserted) {
@@ -163,9 +165,9 @@ public struct PostbackLedger: Sendable {
     /// decoding: the decode columns in the row, its events after it, and the forwarding entries of the new rows. SQLite
     /// runs a multi-row statement per table (``MultiRowInsert``); PostgreSQL one statement a batch, since every
     /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``), the rows and the new rows'
-    /// events (``postgresBatchSQL``).
+    /// events (``postgresBatchSQL``); either statement's answer gives `confirm` the catalogue's version.
     private static func insertReceiptsAndRows(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, receiptIDs: ReceiptIDs,
-                                              now: Date) throws -> [(receiptID: Int64, rowID: Int64?)] {
+                                              now: Date, confirm: ((Int64?) throws -> Void)?) throws -> [(receiptID: Int64, rowID: Int64?)] {
         switch db.dialect {
         case .sqlite:
             // One writer: the receipts' ids are the next ones, and the rows that go in take ids above every earlier row.
@@ -198,14 +200,23 @@ public struct PostbackLedger: Sendable {
                 events += new.decoding.events.map { [SQLValue.integer(new.receiptID)] + $0 }
             }
             guard !rows.isEmpty else {
-                _ = try db.rows(Self.postgresReceiptsSQL, receiptArrays, reuse: .prepared)
+                let answer = try db.rows(Self.postgresReceiptsOnlySQL, receiptArrays, reuse: .prepared)
+                try confirm?(try answer.first?.get("catalogue_version", as: Int64?.self))
                 return ids.map { ($0, nil) }
             }
             var rowIDs: [Int64: Int64] = [:]
             let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + Self.columns(rows, types: PostbackRow.postgresColumnTypes)
                                      + ForwardingOutbox.insertArguments(now: now) + Self.columns(events, types: [.bigint] + PostbackDecoding.postgresEventTypes),
                                      reuse: .prepared)
-            for row in answer { rowIDs[try row.get("receipt_id")] = try row.get("id") }
+            var version: Int64?
+            for row in answer {
+                if let receiptID = try row.get("receipt_id", as: Int64?.self) {
+                    rowIDs[receiptID] = try row.get("id")
+                } else {
+                    version = try row.get("catalogue_version", as: Int64?.self)
+                }
+            }
+            try confirm?(version)
             return ids.map { ($0, rowIDs[$0]) }
         }
     }
@@ -247,11 +258,15 @@ public struct PostbackLedger: Sendable {
         let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "INSERT INTO receipts (id, \(receiptColumns)) SELECT * FROM unnest(\(arrays))"
     }()
+    /// The receipts of a batch without rows, and the schema catalogue's version, read as ``postgresBatchSQL`` reads it.
+    private static let postgresReceiptsOnlySQL = "WITH receipts_in AS (\(postgresReceiptsSQL)) SELECT schema_catalogue_version() AS catalogue_version"
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
     /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
     /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
     /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in batch order); the answer
-    /// names the receipts whose rows went in.
+    /// names the receipts whose rows went in, and one more row gives the schema catalogue's version, read under the
+    /// catalogue's shared lock (``SchemaCatalog/forCommit(_:)``): a schema upload takes it exclusively, so it waits for
+    /// this transaction, or this statement for the upload and then reads its version.
     private static let postgresBatchSQL: String = {
         let columns: String = PostbackRow.insertColumns.joined(separator: ", ")
         let arrays: String = PostbackRow.postgresColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
@@ -265,7 +280,8 @@ public struct PostbackLedger: Sendable {
             + "forwarded AS (\(forwarded)), "
             + "events AS (INSERT INTO postback_events (postback_id, \(eventColumns)) SELECT i.id, \(PostbackDecoding.eventColumnNames.map { "e." + $0 }.joined(separator: ", ")) "
             + "FROM unnest(\(eventArrays)) AS e(receipt_id, \(eventColumns)) JOIN inserted i ON i.receipt_id = e.receipt_id ORDER BY e.receipt_id, e.event_index) "
-            + "SELECT id, receipt_id FROM inserted"
+            + "SELECT id, receipt_id, NULL::bigint AS catalogue_version FROM inserted "
+            + "UNION ALL SELECT NULL, NULL, schema_catalogue_version()"
     }()
 
     /// Writes a receipt and rolls it back: proves a commit of the ingest path can succeed now, without keeping anything.

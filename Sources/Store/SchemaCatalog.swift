@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Several receivers may share one database, so the catalogue does not trust its own memory: ``refresh(_:)`` compares
 /// each app's latest revision in the database with the one held and loads what changed. Ingest refreshes (or checks,
-/// ``refreshAhead(_:)``) once per commit, inside the commit's transaction, and decodes with the ``Snapshot`` of the
+/// ``forCommit(_:)``) once per commit, inside the commit's transaction, and decodes with the ``Snapshot`` of the
 /// version it checked.
 public final class SchemaCatalog: Sendable {
     /// A stored schema revision.
@@ -43,8 +43,8 @@ public final class SchemaCatalog: Sendable {
 
     /// The schemas of the database's catalogue version (raised by a trigger on every change to `schemas`, by any
     /// receiver or command), loading every app whose latest revision differs from the one held when that version is
-    /// not the one held. Every commit runs it, so its one-row query is prepared; the catalogue itself is read only
-    /// after a change.
+    /// not the one held. Every SQLite commit runs it (a PostgreSQL commit reads the version in its batch statement,
+    /// ``forCommit(_:)``), so its one-row query is prepared; the catalogue itself is read only after a change.
     ///
     /// On PostgreSQL the version is read through `schema_catalogue_version()`, which holds a shared lock until the
     /// transaction ends: a schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so the version
@@ -58,24 +58,26 @@ public final class SchemaCatalog: Sendable {
         return try load(session, version: version, from: held)
     }
 
-    /// A commit's ``refresh(_:)`` with one wait less on PostgreSQL: when a version is held, the batch decodes with the
-    /// schemas held, and the version query is sent ahead of the batch's statements (``SQLSession/rowsAhead(_:_:reuse:)``),
-    /// taking the same shared lock at the same point of the transaction. The check returned must run before the
-    /// commit: it throws ``Changed`` when the database had another version than the schemas', so the caller rolls back
-    /// and runs the batch again, which then reloads. Elsewhere it refreshes now and returns no check.
-    func refreshAhead(_ session: any SQLSession) throws -> (schemas: Snapshot, confirm: (() throws -> Void)?) {
+    /// A commit's catalogue with one round trip less on PostgreSQL: when a version is held, the batch decodes with the
+    /// schemas held, and returns that version, which the batch's own statement reads under the same shared lock
+    /// (``PostbackLedger``) and gives to ``confirm(expected:found:)`` before the commit. Elsewhere it refreshes now and
+    /// returns no version to confirm.
+    func forCommit(_ session: any SQLSession) throws -> (schemas: Snapshot, expected: Int64?) {
         let held = snapshot()
         guard session.dialect == .postgres, let expected = held.version else { return (try refresh(session), nil) }
-        let answer = try session.rowsAhead(Self.versionSQL(.postgres), [], reuse: .prepared)
-        return (held, { [self] in
-            guard try answer().first?.get(at: 0, as: Int64.self) == expected else {
-                loaded.withLock { if $0.version == expected { $0 = Snapshot(version: nil, entries: $0.entries) } }
-                throw Changed()
-            }
-        })
+        return (held, expected)
     }
 
-    /// The catalogue changed after a batch was decoded with it (``refreshAhead(_:)``).
+    /// Throws ``Changed`` when the database's version, `found` by a batch under the catalogue's shared lock, is not the
+    /// `expected` one its schemas are of, and leaves the catalogue to be reloaded: the caller rolls back and runs the
+    /// batch again.
+    func confirm(expected: Int64, found: Int64?) throws {
+        guard found != expected else { return }
+        loaded.withLock { if $0.version == expected { $0 = Snapshot(version: nil, entries: $0.entries) } }
+        throw Changed()
+    }
+
+    /// The catalogue changed after a batch was decoded with it (``confirm(expected:found:)``).
     struct Changed: Error {
         /// Runs `transaction` until it ends without this error: each one leaves the catalogue to be reloaded, so a
         /// transaction runs again only when the catalogue changed once more meanwhile.
