@@ -120,7 +120,7 @@ public struct PostbackLedger: Sendable {
         do {
             // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
             // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/forCommit(_:)``).
-            let dispositions = try SchemaCatalog.Changed.retrying {
+            let dispositions = try SchemaCatalog.Changed.retrying(reload: { _ = try lane.transaction { db in try catalog.refresh(db) } }) {
                 try lane.transaction { db in
                     let (schemas, expected) = try catalog.forCommit(db)
                     let dispositions = try Self.persist(batch, db, schemas: schemas, receiptIDs: receiptIDs,
@@ -225,16 +225,17 @@ public struct PostbackLedger: Sendable {
     /// key, then (copies of one postback in the batch) in arrival order. On PostgreSQL an insert holds its key until the
     /// transaction ends, and one order for every batch keeps two receivers' batches holding the same new postbacks from
     /// each waiting for a key the other holds (a deadlock the server breaks only after a second). SQLite inserts in the
-    /// same order, so both engines number a batch's rows alike.
-    private static func newRows(_ batch: [Intake], _ decodings: [PostbackDecoding?],
+    /// same order, so both engines number a batch's rows alike. The first of a postback's copies in the batch goes in;
+    /// the later ones are judged as its copies.
+    static func newRows(_ batch: [Intake], _ decodings: [PostbackDecoding?],
                                 receiptIDs: [Int64]) -> [(row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] {
-        var rows: [(key: String, row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] = []
-        for (id, (intake, decoding)) in zip(receiptIDs, zip(batch, decodings)) {
+        var rows: [(key: String, arrival: Int, row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] = []
+        for (arrival, (id, (intake, decoding))) in zip(receiptIDs, zip(batch, decodings)).enumerated() {
             guard let row = intake.row, let key = intake.result.postback?.dedupKey, let decoding else { continue }
-            rows.append((key, row, id, decoding))
+            rows.append((key, arrival, row, id, decoding))
         }
-        // Receipt ids ascend in arrival order: equal keys keep it.
-        rows.sort { ($0.key, $0.receiptID) < ($1.key, $1.receiptID) }
+        // By place in the batch, not by receipt id: PostgreSQL's need not ascend within a batch (``ReceiptIDs``).
+        rows.sort { ($0.key, $0.arrival) < ($1.key, $1.arrival) }
         return rows.map { ($0.row, $0.receiptID, $0.decoding) }
     }
 
@@ -263,7 +264,7 @@ public struct PostbackLedger: Sendable {
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
     /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
     /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
-    /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in batch order); the answer
+    /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in receipt order); the answer
     /// names the receipts whose rows went in, and one more row gives the schema catalogue's version, read under the
     /// catalogue's shared lock (``SchemaCatalog/forCommit(_:)``): a schema upload takes it exclusively, so it waits for
     /// this transaction, or this statement for the upload and then reads its version.

@@ -43,8 +43,9 @@ public final class SchemaCatalog: Sendable {
 
     /// The schemas of the database's catalogue version (raised by a trigger on every change to `schemas`, by any
     /// receiver or command), loading every app whose latest revision differs from the one held when that version is
-    /// not the one held. Every SQLite commit runs it (a PostgreSQL commit reads the version in its batch statement,
-    /// ``forCommit(_:)``), so its one-row query is prepared; the catalogue itself is read only after a change.
+    /// not the one held. Every SQLite commit runs it, and PostgreSQL's ingest after a change (its commits read the
+    /// version in their batch statement, ``forCommit(_:)``), so its one-row query is prepared; the catalogue itself is
+    /// read only after a change.
     ///
     /// On PostgreSQL the version is read through `schema_catalogue_version()`, which holds a shared lock until the
     /// transaction ends: a schema upload (``SchemaRegistry/put(app:document:)``) takes it exclusively, so the version
@@ -79,11 +80,14 @@ public final class SchemaCatalog: Sendable {
 
     /// The catalogue changed after a batch was decoded with it (``confirm(expected:found:)``).
     struct Changed: Error {
-        /// Runs `transaction` until it ends without this error: each one leaves the catalogue to be reloaded, so a
-        /// transaction runs again only when the catalogue changed once more meanwhile.
-        static func retrying<T>(_ transaction: () throws -> T) throws -> T {
+        /// Runs `transaction` until it ends without this error; after each one `reload` reads the catalogue again in a
+        /// transaction of its own, so a transaction runs again only when the catalogue changed once more meanwhile. A
+        /// batch that reloaded inside its own transaction would take the catalogue's shared lock before its keys, where
+        /// every other batch takes it after them: behind a waiting upload, two such batches could wait for each other
+        /// until PostgreSQL's deadlock check (a second) reordered the queue.
+        static func retrying<T>(reload: () throws -> Void, _ transaction: () throws -> T) throws -> T {
             while true {
-                do { return try transaction() } catch is Changed {}
+                do { return try transaction() } catch is Changed { try reload() }
             }
         }
     }

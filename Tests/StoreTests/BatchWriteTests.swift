@@ -132,6 +132,20 @@ import TestSupport
         #expect(stored == stored.sorted())
     }
 
+    /// Copies of one postback in a batch keep their arrival order when its rows are sorted by key (review of the order):
+    /// PostgreSQL's receipt ids need not ascend within a batch (two commit threads refill the reserved ids at once and
+    /// interleave them), so ordering copies by receipt id inserted a later copy and judged the first arrival its copy.
+    @Test func copiesInABatchAreInsertedInArrivalOrderWhateverTheirReceiptIDs() throws {
+        let traffic = try EngineEqualityTests.traffic(count: 30).filter { $0.row != nil }
+        let batch = [traffic[1], traffic[0], traffic[0], traffic[1]]
+        let decodings = batch.map { $0.currentDecoding(SchemaCatalog().snapshot()) }
+        let rows = PostbackLedger.newRows(batch, decodings, receiptIDs: [40, 30, 20, 10])
+        let first = try #require(batch.first?.result.postback?.dedupKey)
+        let second = try #require(batch.dropFirst().first?.result.postback?.dedupKey)
+        let expected: [Int64] = first < second ? [40, 10, 30, 20] : [30, 20, 40, 10]
+        #expect(rows.map(\.receiptID) == expected)
+    }
+
     /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,
     /// and a statement given the wrong number of values is refused, not run.
     @Test(arguments: TestEngine.allCases) func valuesRoundTrip(engine: TestEngine) async throws {

@@ -23,7 +23,7 @@ public struct ArrivalLog: Sendable {
     public static let verifiedRetentionDays = 400
 
     /// One row's key.
-    struct Key: Hashable {
+    struct Key: Hashable, Comparable {
         var day: String
         var app: AppID
         var family: String
@@ -32,6 +32,12 @@ public struct ArrivalLog: Sendable {
         var channel: String
         var outcome: String
         var environment: String
+
+        /// The order rows are written in, the same in every transaction: two transactions of one writer that overlap
+        /// (a commit that took more than the second between two writes) lock its rows in the same order.
+        static func < (left: Key, right: Key) -> Bool { left.fields.lexicographicallyPrecedes(right.fields) }
+
+        private var fields: [String] { [day, app.description, family, version, adNetwork, channel, outcome, environment] }
     }
 
     /// The key an intake adds to, or nil when it names no app (nothing to show it under). A postback that was decoded
@@ -74,7 +80,7 @@ public struct ArrivalLog: Sendable {
 
     /// Adds `counts` to the stored rows of `writer`.
     static func write(_ counts: ArrivalTally.Counts, _ db: any SQLSession, writer: String) throws {
-        for (key, entry) in counts.entries {
+        for (key, entry) in counts.entries.sorted(by: { $0.key < $1.key }) {
             try db.execute(upsertSQL, [key.day, key.app, key.family, key.version, key.adNetwork, key.channel, key.outcome, key.environment,
                                        writer, entry.arrivals, entry.last])
         }
