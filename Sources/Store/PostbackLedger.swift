@@ -228,15 +228,17 @@ public struct PostbackLedger: Sendable {
     /// same order, so both engines number a batch's rows alike. The first of a postback's copies in the batch goes in;
     /// the later ones are judged as its copies.
     static func newRows(_ batch: [Intake], _ decodings: [PostbackDecoding?],
-                                receiptIDs: [Int64]) -> [(row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] {
-        var rows: [(key: String, arrival: Int, row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] = []
-        for (arrival, (id, (intake, decoding))) in zip(receiptIDs, zip(batch, decodings)).enumerated() {
-            guard let row = intake.row, let key = intake.result.postback?.dedupKey, let decoding else { continue }
-            rows.append((key, arrival, row, id, decoding))
+                        receiptIDs: [Int64]) -> [(row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] {
+        var keys: [(key: [UInt8], arrival: Int)] = []
+        for (arrival, (intake, decoding)) in zip(batch, decodings).enumerated() {
+            guard intake.row != nil, decoding != nil, let key = intake.result.postback?.dedupKey else { continue }
+            keys.append((Array(key.utf8), arrival))
         }
-        // By place in the batch, not by receipt id: PostgreSQL's need not ascend within a batch (``ReceiptIDs``).
-        rows.sort { ($0.key, $0.arrival) < ($1.key, $1.arrival) }
-        return rows.map { ($0.row, $0.receiptID, $0.decoding) }
+        // By the key's UTF-8 bytes, the same order in every receiver at about half the instructions of `String`'s
+        // Unicode order (`scripts/instruction-guard`); then by place in the batch, not by receipt id: PostgreSQL's
+        // need not ascend within a batch (``ReceiptIDs``).
+        keys.sort { $0.key == $1.key ? $0.arrival < $1.arrival : $0.key.lexicographicallyPrecedes($1.key) }
+        return keys.map { (batch[$0.arrival].row!, receiptIDs[$0.arrival], decodings[$0.arrival]!) }
     }
 
     /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode

@@ -35,9 +35,11 @@ public struct ArrivalLog: Sendable {
 
         /// The order rows are written in, the same in every transaction: two transactions of one writer that overlap
         /// (a commit that took more than the second between two writes) lock its rows in the same order.
-        static func < (left: Key, right: Key) -> Bool { left.fields.lexicographicallyPrecedes(right.fields) }
-
-        private var fields: [String] { [day, app.description, family, version, adNetwork, channel, outcome, environment] }
+        static func < (left: Key, right: Key) -> Bool {
+            let (first, second) = ((left.day, left.app, left.family, left.version), (right.day, right.app, right.family, right.version))
+            guard first == second else { return first < second }
+            return (left.adNetwork, left.channel, left.outcome, left.environment) < (right.adNetwork, right.channel, right.outcome, right.environment)
+        }
     }
 
     /// The key an intake adds to, or nil when it names no app (nothing to show it under). A postback that was decoded
