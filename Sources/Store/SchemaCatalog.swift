@@ -7,9 +7,10 @@ import Synchronization
 /// The current schema of each app, held in memory for decoding at ingest and kept in step with the `schemas` table.
 ///
 /// Several receivers may share one database, so the catalogue does not trust its own memory: ``refresh(_:)`` compares
-/// each app's latest revision in the database with the one held and loads what changed. Ingest refreshes (or checks,
-/// ``forCommit(_:)``) once per commit, inside the commit's transaction, and decodes with the ``Snapshot`` of the
-/// version it checked.
+/// each app's latest revision in the database with the one held and loads what changed. Ingest checks the version once
+/// per commit, inside the commit's transaction (``forCommit(_:reloaded:)``: SQLite refreshes there, PostgreSQL's batch
+/// statement reads the version, and a change is reloaded in a transaction of its own), and decodes with the
+/// ``Snapshot`` of the version it checked.
 public final class SchemaCatalog: Sendable {
     /// A stored schema revision.
     public struct Entry: Sendable {
@@ -44,7 +45,7 @@ public final class SchemaCatalog: Sendable {
     /// The schemas of the database's catalogue version (raised by a trigger on every change to `schemas`, by any
     /// receiver or command), loading every app whose latest revision differs from the one held when that version is
     /// not the one held. Every SQLite commit runs it, and PostgreSQL's ingest after a change (its commits read the
-    /// version in their batch statement, ``forCommit(_:)``), so its one-row query is prepared; the catalogue itself is
+    /// version in their batch statement, ``forCommit(_:reloaded:)``), so its one-row query is prepared; the catalogue itself is
     /// read only after a change.
     ///
     /// On PostgreSQL the version is read through `schema_catalogue_version()`, which holds a shared lock until the
@@ -59,14 +60,19 @@ public final class SchemaCatalog: Sendable {
         return try load(session, version: version, from: held)
     }
 
-    /// A commit's catalogue with one round trip less on PostgreSQL: when a version is held, the batch decodes with the
-    /// schemas held, and returns that version, which the batch's own statement reads under the same shared lock
-    /// (``PostbackLedger``) and gives to ``confirm(expected:found:)`` before the commit. Elsewhere it refreshes now and
-    /// returns no version to confirm.
-    func forCommit(_ session: any SQLSession) throws -> (schemas: Snapshot, expected: Int64?) {
-        let held = snapshot()
-        guard session.dialect == .postgres, let expected = held.version else { return (try refresh(session), nil) }
-        return (held, expected)
+    /// A commit's catalogue with one round trip less on PostgreSQL: the schemas held (or `reloaded`, just read by
+    /// ``Changed/retrying(reload:_:)``), and their version, which the batch's own statement reads under the catalogue's
+    /// shared lock (``PostbackLedger``) and gives to ``confirm(expected:found:)`` before the commit. With no version
+    /// held (another batch found a change) it throws ``Changed``, so the catalogue is read again in a transaction of its
+    /// own: read inside the batch's, it would take that lock before the batch's keys, where every other batch takes it
+    /// after them. SQLite refreshes now and returns no version to confirm.
+    func forCommit(_ session: any SQLSession, reloaded: Snapshot?) throws -> (schemas: Snapshot, expected: Int64?) {
+        guard session.dialect == .postgres else { return (try refresh(session), nil) }
+        let held = reloaded ?? snapshot()
+        if let expected = held.version { return (held, expected) }
+        // A reload that found no version (the row is always there) refreshes here rather than reload for ever.
+        guard reloaded == nil else { return (try refresh(session), nil) }
+        throw Changed()
     }
 
     /// Throws ``Changed`` when the database's version, `found` by a batch under the catalogue's shared lock, is not the
@@ -81,13 +87,14 @@ public final class SchemaCatalog: Sendable {
     /// The catalogue changed after a batch was decoded with it (``confirm(expected:found:)``).
     struct Changed: Error {
         /// Runs `transaction` until it ends without this error; after each one `reload` reads the catalogue again in a
-        /// transaction of its own, so a transaction runs again only when the catalogue changed once more meanwhile. A
-        /// batch that reloaded inside its own transaction would take the catalogue's shared lock before its keys, where
-        /// every other batch takes it after them: behind a waiting upload, two such batches could wait for each other
-        /// until PostgreSQL's deadlock check (a second) reordered the queue.
-        static func retrying<T>(reload: () throws -> Void, _ transaction: () throws -> T) throws -> T {
+        /// transaction of its own and hands it to the next run, so a transaction runs again only when the catalogue
+        /// changed once more meanwhile. A batch that read it inside its own transaction would take the catalogue's
+        /// shared lock before its keys, where every other batch takes it after them: behind a waiting upload, two such
+        /// batches could wait for each other until PostgreSQL's deadlock check (a second) reordered the queue.
+        static func retrying<T>(reload: () throws -> Snapshot, _ transaction: (Snapshot?) throws -> T) throws -> T {
+            var reloaded: Snapshot?
             while true {
-                do { return try transaction() } catch is Changed { try reload() }
+                do { return try transaction(reloaded) } catch is Changed { reloaded = try reload() }
             }
         }
     }

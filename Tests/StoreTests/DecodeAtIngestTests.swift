@@ -82,6 +82,22 @@ import TestSupport
             #expect(try await receiver.scalar("SELECT count(*) FROM receipts", as: Int.self) == receipts + 200)
         }
     }
+
+    /// A batch that finds no version held (another batch found the catalogue changed and let it go) reads the catalogue
+    /// again in a transaction of its own before it runs (``SchemaCatalog/forCommit(_:reloaded:)``), then decodes with it.
+    @Test(arguments: TestEngine.allCases) func aBatchAfterTheCatalogueWasLetGoDecodesWithItReloaded(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        _ = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop"))
+        _ = try store.ledger.persist([])
+        let held = try #require(store.ledger.catalog.snapshot().version)
+        #expect(throws: SchemaCatalog.Changed.self) { try store.ledger.catalog.confirm(expected: held, found: nil) }
+        #expect(store.ledger.catalog.snapshot().version == nil)
+        let traffic = try EngineEqualityTests.traffic(count: 200)
+        #expect(try store.ledger.persist(traffic).count == traffic.count)
+        #expect(store.ledger.catalog.snapshot().version == held)
+        let revisions = try await store.rows("SELECT DISTINCT schema_revision FROM postbacks WHERE advertised_item_id = 10738027756 AND outcome = 'verified'")
+        #expect(revisions.map { ReportTable.cell($0.values[0]).serialized } == ["1"])
+    }
 }
 
 /// `redecode` says how many postbacks it decoded, not how many it looked at (issue 29, smaller defects).
