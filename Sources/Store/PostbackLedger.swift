@@ -176,7 +176,11 @@ public struct PostbackLedger: Sendable {
             try sqliteReceipts.insert(db, zip(ids, batch).map { id, intake in
                 [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
             })
-            let rows = newRows(batch, decodings, receiptIDs: ids).map { $0.row.insertValues(receiptID: $0.receiptID, decoding: $0.decoding) }
+            var rows: [[SQLValue]] = []
+            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
+                guard let row = intake.row, let decoding else { continue }
+                rows.append(row.insertValues(receiptID: id, decoding: decoding))
+            }
             var rowIDs: [Int64: Int64] = [:]
             for row in try sqlitePostbacks.insert(db, rows) { rowIDs[try row.get("receipt_id")] = try row.get("id") }
             guard let lowest = rowIDs.values.min() else { return ids.map { ($0, nil) } }
@@ -195,9 +199,10 @@ public struct PostbackLedger: Sendable {
             }
             let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
             var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
-            for new in newRows(batch, decodings, receiptIDs: ids) {
-                rows.append(new.row.insertValues(receiptID: new.receiptID, decoding: new.decoding))
-                events += new.decoding.events.map { [SQLValue.integer(new.receiptID)] + $0 }
+            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
+                guard let row = intake.row, let decoding else { continue }
+                rows.append(row.insertValues(receiptID: id, decoding: decoding))
+                events += decoding.events.map { [SQLValue.integer(id)] + $0 }
             }
             guard !rows.isEmpty else {
                 let answer = try db.rows(Self.postgresReceiptsOnlySQL, receiptArrays, reuse: .prepared)
@@ -219,26 +224,6 @@ public struct PostbackLedger: Sendable {
             try confirm?(version)
             return ids.map { ($0, rowIDs[$0]) }
         }
-    }
-
-    /// The intakes that carry a row, with their receipts' ids and decodings, in the order their rows are inserted: by dedup
-    /// key, then (copies of one postback in the batch) in arrival order. On PostgreSQL an insert holds its key until the
-    /// transaction ends, and one order for every batch keeps two receivers' batches holding the same new postbacks from
-    /// each waiting for a key the other holds (a deadlock the server breaks only after a second). SQLite inserts in the
-    /// same order, so both engines number a batch's rows alike. The first of a postback's copies in the batch goes in;
-    /// the later ones are judged as its copies.
-    static func newRows(_ batch: [Intake], _ decodings: [PostbackDecoding?],
-                        receiptIDs: [Int64]) -> [(row: PostbackRow, receiptID: Int64, decoding: PostbackDecoding)] {
-        var keys: [(key: [UInt8], arrival: Int)] = []
-        for (arrival, (intake, decoding)) in zip(batch, decodings).enumerated() {
-            guard intake.row != nil, decoding != nil, let key = intake.result.postback?.dedupKey else { continue }
-            keys.append((Array(key.utf8), arrival))
-        }
-        // By the key's UTF-8 bytes, the same order in every receiver with about 40% fewer instructions than `String`'s
-        // Unicode order (`scripts/instruction-guard`); then by place in the batch, not by receipt id: PostgreSQL's
-        // need not ascend within a batch (``ReceiptIDs``).
-        keys.sort { $0.key == $1.key ? $0.arrival < $1.arrival : $0.key.lexicographicallyPrecedes($1.key) }
-        return keys.map { (batch[$0.arrival].row!, receiptIDs[$0.arrival], decodings[$0.arrival]!) }
     }
 
     /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode
@@ -265,7 +250,10 @@ public struct PostbackLedger: Sendable {
     private static let postgresReceiptsOnlySQL = "WITH receipts_in AS (\(postgresReceiptsSQL)) SELECT schema_catalogue_version() AS catalogue_version"
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
     /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
-    /// `ON CONFLICT DO NOTHING`, each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
+    /// `ON CONFLICT DO NOTHING` (numbered in arrival order, inserted in dedup-key order: an insert holds its key until
+    /// the transaction ends, and one order for every batch keeps two receivers' batches holding the same new postbacks
+    /// from each waiting for a key the other holds, a deadlock the server breaks only after a second; of a postback's
+    /// copies in the batch the first goes in), each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
     /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in receipt order); the answer
     /// names the receipts whose rows went in, and one more row gives the schema catalogue's version, read under the
     /// catalogue's shared lock (``SchemaCatalog/forCommit(_:reloaded:)``): a schema upload takes it exclusively, so it waits for
@@ -278,7 +266,10 @@ public struct PostbackLedger: Sendable {
         let eventColumns = PostbackDecoding.eventColumnNames.joined(separator: ", ")
         let eventArrays = ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
-            + "inserted AS (INSERT INTO postbacks (\(columns)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
+            + "numbered AS (SELECT nextval(pg_get_serial_sequence('postbacks', 'id')) AS id, r.* "
+            + "FROM unnest(\(arrays)) WITH ORDINALITY AS r(\(columns), arrival) ORDER BY r.arrival), "
+            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT id, \(columns) FROM numbered ORDER BY dedup_key COLLATE \"C\", arrival "
+            + "ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
             + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
             + "forwarded AS (\(forwarded)), "
             + "events AS (INSERT INTO postback_events (postback_id, \(eventColumns)) SELECT i.id, \(PostbackDecoding.eventColumnNames.map { "e." + $0 }.joined(separator: ", ")) "

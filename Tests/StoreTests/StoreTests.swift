@@ -202,11 +202,8 @@ import TestSupport
         guard case .stored = try await store.schemas.put(app: 10738027756, document: try ExampleSchema.document("shop")) else {
             Issue.record("schema not stored"); return
         }
-        // One per transaction, so the rows' ids follow this order (a batch numbers its rows by dedup key).
-        for arrival in [try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
-                        try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())] {
-            _ = try store.ledger.persist([arrival])
-        }
+        _ = try store.ledger.persist([try intake("V1", fine: 7), try intake("V1", fine: 7), try intake("V2", fine: 1),
+                                     try intake("U1", fine: 3, keyID: "other/0", signer: try ECPrivateKey.generate())])
         let conversions = try await store.rows("SELECT postback_identifier, countable, campaign, ad_group, creative, conversion_value_unsigned, revenue_mid, duplicates FROM conversions ORDER BY id")
         #expect(try conversions.map { try $0.get("postback_identifier", as: String.self) } == ["V1", "V2", "U1"].map(Mint.uuid))
         #expect(try conversions.map { try $0.get("countable", as: Int.self) } == [1, 1, 0])
