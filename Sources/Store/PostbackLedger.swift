@@ -198,19 +198,24 @@ public struct PostbackLedger: Sendable {
                 [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
             }
             let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
-            var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
+            var keyed: [(key: [UInt8], arrival: Int64, values: [SQLValue])] = [], events: [[SQLValue]] = []
             for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
-                guard let row = intake.row, let decoding else { continue }
-                rows.append(row.insertValues(receiptID: id, decoding: decoding))
+                guard let row = intake.row, let key = intake.result.postback?.dedupKey, let decoding else { continue }
+                keyed.append((Array(key.utf8), Int64(keyed.count + 1), row.insertValues(receiptID: id, decoding: decoding)))
                 events += decoding.events.map { [SQLValue.integer(id)] + $0 }
             }
+            // In dedup-key order, by the keys' bytes (as `COLLATE "C"`), copies of one postback in arrival order
+            // (``postgresBatchSQL``).
+            keyed.sort { $0.key == $1.key ? $0.arrival < $1.arrival : $0.key.lexicographicallyPrecedes($1.key) }
+            let rows = keyed.map(\.values)
+            let arrivals = SQLArray(element: .bigint, values: keyed.map { .integer($0.arrival) })
             guard !rows.isEmpty else {
                 let answer = try db.rows(Self.postgresReceiptsOnlySQL, receiptArrays, reuse: .prepared)
                 try confirm?(try answer.first?.get("catalogue_version", as: Int64?.self))
                 return ids.map { ($0, nil) }
             }
             var rowIDs: [Int64: Int64] = [:]
-            let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + Self.columns(rows, types: PostbackRow.postgresColumnTypes)
+            let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + [arrivals] + Self.columns(rows, types: PostbackRow.postgresColumnTypes) + [arrivals]
                                      + ForwardingOutbox.insertArguments(now: now) + Self.columns(events, types: [.bigint] + PostbackDecoding.postgresEventTypes),
                                      reuse: .prepared)
             var version: Int64?
@@ -250,9 +255,10 @@ public struct PostbackLedger: Sendable {
     private static let postgresReceiptsOnlySQL = "WITH receipts_in AS (\(postgresReceiptsSQL)) SELECT schema_catalogue_version() AS catalogue_version"
     /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
     /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
-    /// `ON CONFLICT DO NOTHING` (numbered in arrival order, inserted in dedup-key order: an insert holds its key until
-    /// the transaction ends, and one order for every batch keeps two receivers' batches holding the same new postbacks
-    /// from each waiting for a key the other holds, a deadlock the server breaks only after a second; of a postback's
+    /// `ON CONFLICT DO NOTHING` (given in dedup-key order, with each row's place among the batch's rows: inserted in key
+    /// order, since an insert holds its key until the transaction ends and one order for every batch keeps two
+    /// receivers' batches holding the same new postbacks from each waiting for a key the other holds, a deadlock the
+    /// server breaks only after a second; numbered in arrival order from ids taken together, ascending; of a postback's
     /// copies in the batch the first goes in), each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
     /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in receipt order); the answer
     /// names the receipts whose rows went in, and one more row gives the schema catalogue's version, read under the
@@ -266,10 +272,9 @@ public struct PostbackLedger: Sendable {
         let eventColumns = PostbackDecoding.eventColumnNames.joined(separator: ", ")
         let eventArrays = ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
-            + "numbered AS (SELECT nextval(pg_get_serial_sequence('postbacks', 'id')) AS id, r.* "
-            + "FROM unnest(\(arrays)) WITH ORDINALITY AS r(\(columns), arrival) ORDER BY r.arrival), "
-            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT id, \(columns) FROM numbered ORDER BY dedup_key COLLATE \"C\", arrival "
-            + "ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
+            + "fresh AS (SELECT array_agg(nextval(pg_get_serial_sequence('postbacks', 'id'))) AS ids FROM unnest(?::bigint[])), "
+            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT (SELECT ids FROM fresh)[r.arrival], \(columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")) "
+            + "FROM unnest(\(arrays), ?::bigint[]) AS r(\(columns), arrival) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
             + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
             + "forwarded AS (\(forwarded)), "
             + "events AS (INSERT INTO postback_events (postback_id, \(eventColumns)) SELECT i.id, \(PostbackDecoding.eventColumnNames.map { "e." + $0 }.joined(separator: ", ")) "
