@@ -273,7 +273,7 @@ public struct PostbackLedger: Sendable {
         let eventArrays = ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
         return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
             + "fresh AS (SELECT array_agg(nextval(pg_get_serial_sequence('postbacks', 'id'))) AS ids FROM unnest(?::bigint[])), "
-            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT (SELECT ids FROM fresh)[r.arrival], \(columns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")) "
+            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT (SELECT ids FROM fresh)[r.arrival], \(PostbackRow.insertColumns.map { "r." + $0 }.joined(separator: ", ")) "
             + "FROM unnest(\(arrays), ?::bigint[]) AS r(\(columns), arrival) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
             + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
             + "forwarded AS (\(forwarded)), "
