@@ -118,16 +118,33 @@ public struct PostbackLedger: Sendable {
         let flushing = written
         let lane = lane ?? EngineLane(engine: engine)
         do {
+            // PostgreSQL first stores the batch in one statement that commits itself (``persistCommitting``), all but the
+            // copies of stored postbacks, which are judged in a transaction after it; a batch with arrival counts to
+            // write, or one that met another batch storing the same new postback, runs whole in a transaction.
+            var committed: CommittedBatch?
             // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
             // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/forCommit(_:reloaded:)``).
             let dispositions = try SchemaCatalog.Changed.retrying(reload: { try lane.transaction { db in try catalog.refresh(db) } }) { reloaded in
-                try lane.transaction { db in
+                if committed == nil, flushing == nil, engine.dialect == .postgres {
+                    committed = try lane.autocommit { db in
+                        let (schemas, expected) = try catalog.forCommit(db, reloaded: reloaded)
+                        return try Self.persistCommitting(batch, db, schemas: schemas, receiptIDs: receiptIDs, expected: expected, catalog: catalog)
+                    }
+                }
+                let held = committed.map { committed in batch.indices.filter { committed.dispositions[$0] == nil } } ?? Array(batch.indices)
+                if let committed, held.isEmpty { return committed.dispositions.map { $0! } }
+                let judged = try lane.transaction { db in
                     let (schemas, expected) = try catalog.forCommit(db, reloaded: reloaded)
-                    let dispositions = try Self.persist(batch, db, schemas: schemas, receiptIDs: receiptIDs,
+                    let dispositions = try Self.persist(held.map { batch[$0] }, db, schemas: schemas, receiptIDs: receiptIDs,
+                                                        reserved: committed.map { committed in held.map { committed.receiptIDs[$0] } },
                                                         confirm: expected.map { expected in { try catalog.confirm(expected: expected, found: $0) } })
                     if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
                     return dispositions
                 }
+                guard let committed else { return judged }
+                var dispositions = committed.dispositions
+                for (position, disposition) in zip(held, judged) { dispositions[position] = disposition }
+                return dispositions.map { $0! }
             }
             if flushing == nil { arrivalTally.add(counts) }
             return dispositions
@@ -144,15 +161,23 @@ public struct PostbackLedger: Sendable {
     /// if they had come one per transaction. On PostgreSQL the rows' statement also reads the catalogue's version under
     /// its shared lock and hands it to `confirm`, which throws when `schemas` are not of that version.
     static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
-                        confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
+                        reserved: [Int64]? = nil, confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
         let now = Date()
         let decodings = batch.map { $0.currentDecoding(schemas) }
-        let inserted = try insertReceiptsAndRows(batch, decodings, db, receiptIDs: receiptIDs, now: now, confirm: confirm)
+        let inserted: [(receiptID: Int64, stored: Bool)]
+        switch db.dialect {
+        case .sqlite: inserted = try sqliteInsertReceiptsAndRows(batch, decodings, db, now: now)
+        case .postgres:
+            let ids = try reserved ?? receiptIDs.take(batch.count, db)
+            let called = try postgresCall(batch, decodings, db, ids: ids, now: now, committing: nil)
+            try confirm?(called.version)
+            inserted = ids.map { ($0, called.stored.contains($0)) }
+        }
         var dispositions: [Disposition?] = []
         var copies: [CopyJudgement.Copy] = []
         for (intake, ids) in zip(batch, inserted) {
             guard let row = intake.row, let postback = intake.result.postback else { dispositions.append(.rejected); continue }
-            if ids.rowID != nil { dispositions.append(.stored); continue }
+            if ids.stored { dispositions.append(.stored); continue }
             dispositions.append(nil)
             copies.append(CopyJudgement.Copy(intake: intake, row: row, postback: postback, receiptID: ids.receiptID))
         }
@@ -161,75 +186,129 @@ public struct PostbackLedger: Sendable {
         return dispositions.map { $0 ?? judged.next()! }
     }
 
-    /// Inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new, with its
-    /// decoding: the decode columns in the row, its events after it, and the forwarding entries of the new rows. SQLite
-    /// runs a multi-row statement per table (``MultiRowInsert``); PostgreSQL one statement a batch, since every
-    /// statement costs a round trip: the receipts (ids reserved ahead, ``ReceiptIDs``), the rows and the new rows'
-    /// events (``postgresBatchSQL``); either statement's answer gives `confirm` the catalogue's version.
-    private static func insertReceiptsAndRows(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, receiptIDs: ReceiptIDs,
-                                              now: Date, confirm: ((Int64?) throws -> Void)?) throws -> [(receiptID: Int64, rowID: Int64?)] {
-        switch db.dialect {
-        case .sqlite:
-            // One writer: the receipts' ids are the next ones, and the rows that go in take ids above every earlier row.
-            let first = (try db.value("SELECT max(id) FROM receipts", as: Int64.self) ?? 0) + 1
-            let ids = batch.indices.map { first + Int64($0) }
-            try sqliteReceipts.insert(db, zip(ids, batch).map { id, intake in
-                [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
-            })
-            var rows: [[SQLValue]] = []
-            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
-                guard let row = intake.row, let decoding else { continue }
-                rows.append(row.insertValues(receiptID: id, decoding: decoding))
-            }
-            var rowIDs: [Int64: Int64] = [:]
-            for row in try sqlitePostbacks.insert(db, rows) { rowIDs[try row.get("receipt_id")] = try row.get("id") }
-            guard let lowest = rowIDs.values.min() else { return ids.map { ($0, nil) } }
-            var events: [[SQLValue]] = []
-            for (id, decoding) in zip(ids, decodings) {
-                guard let rowID = rowIDs[id], let decoding else { continue }
-                events += decoding.events.map { [SQLValue.integer(rowID)] + $0 }
-            }
-            try sqliteEvents.insert(db, events)
-            try db.execute(sqliteForwarded, ForwardingOutbox.insertArguments(now: now) + [lowest])
-            return ids.map { ($0, rowIDs[$0]) }
-        case .postgres:
-            let ids = try receiptIDs.take(batch.count, db)
-            let receiptValues = zip(ids, batch).map { id, intake in
-                [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
-            }
-            let receiptArrays = Self.columns(receiptValues, types: Self.receiptColumnTypes)
-            var keyed: [(key: [UInt8], arrival: Int64, values: [SQLValue])] = [], events: [[SQLValue]] = []
-            for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
-                guard let row = intake.row, let key = intake.result.postback?.dedupKey, let decoding else { continue }
-                keyed.append((Array(key.utf8), Int64(keyed.count + 1), row.insertValues(receiptID: id, decoding: decoding)))
-                events += decoding.events.map { [SQLValue.integer(id)] + $0 }
-            }
-            // In dedup-key order, by the keys' bytes (as `COLLATE "C"`), copies of one postback in arrival order
-            // (``postgresBatchSQL``).
-            keyed.sort { $0.key == $1.key ? $0.arrival < $1.arrival : $0.key.lexicographicallyPrecedes($1.key) }
-            let rows = keyed.map(\.values)
-            let arrivals = SQLArray(element: .bigint, values: keyed.map { .integer($0.arrival) })
-            guard !rows.isEmpty else {
-                let answer = try db.rows(Self.postgresReceiptsOnlySQL, receiptArrays, reuse: .prepared)
-                try confirm?(try answer.first?.get("catalogue_version", as: Int64?.self))
-                return ids.map { ($0, nil) }
-            }
-            var rowIDs: [Int64: Int64] = [:]
-            let answer = try db.rows(Self.postgresBatchSQL, receiptArrays + [arrivals] + Self.columns(rows, types: PostbackRow.postgresColumnTypes) + [arrivals]
-                                     + ForwardingOutbox.insertArguments(now: now) + Self.columns(events, types: [.bigint] + PostbackDecoding.postgresEventTypes),
-                                     reuse: .prepared)
-            var version: Int64?
-            for row in answer {
-                if let receiptID = try row.get("receipt_id", as: Int64?.self) {
-                    rowIDs[receiptID] = try row.get("id")
-                } else {
-                    version = try row.get("catalogue_version", as: Int64?.self)
-                }
-            }
-            try confirm?(version)
-            return ids.map { ($0, rowIDs[$0]) }
+    /// What ``persistCommitting(_:_:schemas:receiptIDs:expected:catalog:)`` stored: each intake's disposition, nil for
+    /// one held for a transaction (a copy of a stored postback, or of one earlier in the batch), and the receipt ids
+    /// reserved for the batch, which the held ones keep.
+    struct CommittedBatch {
+        /// `stored` or `rejected`; nil where held.
+        let dispositions: [Disposition?]
+        /// The batch's receipt ids, in order.
+        let receiptIDs: [Int64]
+    }
+
+    /// On PostgreSQL, the batch as one statement that commits itself (``postgresCallSQL``, outside a transaction): every
+    /// intake but the copies of stored postbacks (or of one earlier in the batch), which it holds for a transaction
+    /// (``persist(_:_:schemas:receiptIDs:reserved:confirm:)``). Nil, with nothing stored, when a key it found free was
+    /// taken meanwhile by another batch. Throws ``SchemaCatalog/Changed``, nothing stored, when the catalogue is not of
+    /// `expected`, the version `schemas` are of.
+    static func persistCommitting(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
+                                  expected: Int64?, catalog: SchemaCatalog) throws -> CommittedBatch? {
+        guard let expected else { throw SchemaCatalog.Changed() }
+        let decodings = batch.map { $0.currentDecoding(schemas) }
+        let ids = try receiptIDs.take(batch.count, db)
+        let called = try postgresCall(batch, decodings, db, ids: ids, now: Date(), committing: expected)
+        switch called.ended {
+        case .committed:
+            return CommittedBatch(dispositions: batch.indices.map { called.held.contains($0) ? nil : batch[$0].row == nil ? .rejected : .stored }, receiptIDs: ids)
+        case .copies: return nil
+        case .changed, .open:
+            try catalog.confirm(expected: expected, found: called.version)
+            throw SchemaCatalog.Changed()
         }
     }
+
+    /// SQLite: inserts each intake's receipt (`stored` when it carries a postback, else `rejected`) and its row if new,
+    /// with its decoding: the decode columns in the row, its events after it, and the forwarding entries of the new rows.
+    /// A multi-row statement per table (``MultiRowInsert``).
+    private static func sqliteInsertReceiptsAndRows(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, now: Date) throws -> [(receiptID: Int64, stored: Bool)] {
+        // One writer: the receipts' ids are the next ones, and the rows that go in take ids above every earlier row.
+        let first = (try db.value("SELECT max(id) FROM receipts", as: Int64.self) ?? 0) + 1
+        let ids = batch.indices.map { first + Int64($0) }
+        try sqliteReceipts.insert(db, zip(ids, batch).map { id, intake in
+            [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
+        })
+        var rows: [[SQLValue]] = []
+        for (id, (intake, decoding)) in zip(ids, zip(batch, decodings)) {
+            guard let row = intake.row, let decoding else { continue }
+            rows.append(row.insertValues(receiptID: id, decoding: decoding))
+        }
+        var rowIDs: [Int64: Int64] = [:]
+        for row in try sqlitePostbacks.insert(db, rows) { rowIDs[try row.get("receipt_id")] = try row.get("id") }
+        guard let lowest = rowIDs.values.min() else { return ids.map { ($0, false) } }
+        var events: [[SQLValue]] = []
+        for (id, decoding) in zip(ids, decodings) {
+            guard let rowID = rowIDs[id], let decoding else { continue }
+            events += decoding.events.map { [SQLValue.integer(rowID)] + $0 }
+        }
+        try sqliteEvents.insert(db, events)
+        try db.execute(sqliteForwarded, ForwardingOutbox.insertArguments(now: now) + [lowest])
+        return ids.map { ($0, rowIDs[$0] != nil) }
+    }
+
+    /// How a call of `ingest_batch` ended (its `ended`).
+    enum CallEnd: String {
+        /// It committed the batch.
+        case committed
+        /// It stored nothing: a postback of the batch has a stored copy, or another in the batch.
+        case copies
+        /// It stored nothing: the catalogue is not of the expected version.
+        case changed
+        /// It inserted the batch in the caller's transaction, which is still open.
+        case open
+    }
+
+    /// PostgreSQL: the batch in one statement, since every statement costs a round trip (``postgresCallSQL``): the
+    /// receipts (`ids`, reserved ahead, ``ReceiptIDs``), the rows that are new with their decode columns, their events and
+    /// forwarding entries. `committing` (the catalogue version the decodings are of) has it commit itself, outside a
+    /// transaction, holding back the copies of stored postbacks and of earlier ones in the batch (by position); nil
+    /// inserts every receipt in the caller's transaction. Answers with the receipts whose rows went in, the positions
+    /// held, the catalogue's version read under its shared lock, and how the call ended.
+    private static func postgresCall(_ batch: [Intake], _ decodings: [PostbackDecoding?], _ db: any SQLSession, ids: [Int64], now: Date,
+                                     committing: Int64?) throws -> (stored: Set<Int64>, held: Set<Int>, version: Int64?, ended: CallEnd) {
+        var keyed: [(key: [UInt8], position: Int)] = []
+        for (position, (intake, decoding)) in zip(batch, decodings).enumerated() {
+            guard intake.row != nil, decoding != nil, let key = intake.result.postback?.dedupKey else { continue }
+            keyed.append((Array(key.utf8), position))
+        }
+        // In dedup-key order, by the keys' bytes (as `COLLATE "C"`), copies of one postback in arrival order
+        // (``postgresCallSQL``).
+        keyed.sort { $0.key == $1.key ? $0.position < $1.position : $0.key.lexicographicallyPrecedes($1.key) }
+        var held = Set<Int>()
+        if committing != nil {
+            for (earlier, later) in zip(keyed, keyed.dropFirst()) where earlier.key == later.key { held.insert(later.position) }
+        }
+        let sent = batch.indices.filter { !held.contains($0) }
+        let rowPositions = keyed.map(\.position).filter { !held.contains($0) }
+        // Each row's place among the batch's rows, in arrival order: the ids it is numbered with.
+        var arrival: [Int: Int64] = [:]
+        for (place, position) in rowPositions.sorted().enumerated() { arrival[position] = Int64(place + 1) }
+        let receiptValues = sent.map { [SQLValue.integer(ids[$0])] + receiptArguments(batch[$0], disposition: batch[$0].row == nil ? .rejected : .stored).map(\.sqlValue) }
+        let receiptKeys = sent.map { arrival[$0] == nil ? SQLValue.null : (batch[$0].result.postback?.dedupKey).sqlValue }
+        var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
+        for position in rowPositions {
+            guard let row = batch[position].row, let decoding = decodings[position] else { continue }
+            rows.append(row.insertValues(receiptID: ids[position], decoding: decoding))
+        }
+        for position in rowPositions.sorted() {
+            events += decodings[position]?.events.map { [SQLValue.integer(ids[position])] + $0 } ?? []
+        }
+        let arguments: [any SQLValueConvertible] = [committing] + columns(receiptValues, types: receiptColumnTypes)
+            + [SQLArray(element: .text, values: receiptKeys), SQLArray(element: .bigint, values: rowPositions.map { .integer(arrival[$0]!) })]
+            + columns(rows, types: PostbackRow.postgresColumnTypes)
+            + ForwardingOutbox.insertArguments(now: now) + columns(events, types: [.bigint] + PostbackDecoding.postgresEventTypes)
+        guard let answer = try db.rows(postgresCallSQL, arguments, reuse: .prepared).first else { throw CallUnanswered() }
+        func receiptIDs(_ column: String) throws -> Set<Int64> {
+            Set(try answer.get(column, as: String?.self)?.split(separator: " ").compactMap { Int64($0) } ?? [])
+        }
+        let heldReceipts = try receiptIDs("held_receipts")
+        held.formUnion(batch.indices.filter { heldReceipts.contains(ids[$0]) })
+        let text = try answer.get("ended", as: String.self)
+        guard let ended = CallEnd(rawValue: text) else { throw SQLValueMismatch(column: "ended", found: .text(text), expected: "committed, copies, changed or open") }
+        return (try receiptIDs("stored_receipts"), held, try answer.get("found_version", as: Int64?.self), ended)
+    }
+
+    /// `CALL ingest_batch` gave no row.
+    struct CallUnanswered: Error {}
 
     /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode
     /// columns (a row whose dedup key is taken is left out, and each one that goes in names its receipt), their events.
@@ -247,40 +326,22 @@ public struct PostbackLedger: Sendable {
 
     /// The receipts' columns in insert order, and their array types.
     private static let receiptColumnTypes: [SQLArray.Element] = [.bigint, .text, .text, .text, .bytea, .text, .text, .text, .text, .text, .bigint, .text]
-    private static let postgresReceiptsSQL: String = {
-        let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
-        return "INSERT INTO receipts (id, \(receiptColumns)) SELECT * FROM unnest(\(arrays))"
-    }()
-    /// The receipts of a batch without rows, and the schema catalogue's version, read as ``postgresBatchSQL`` reads it.
-    private static let postgresReceiptsOnlySQL = "WITH receipts_in AS (\(postgresReceiptsSQL)) SELECT schema_catalogue_version() AS catalogue_version"
-    /// One statement a batch, the same text whatever its size (each column one array), so it is prepared once per
-    /// connection (``StatementReuse/prepared``): the receipts, the rows with their decode columns and
-    /// `ON CONFLICT DO NOTHING` (given in dedup-key order, with each row's place among the batch's rows: inserted in key
-    /// order, since an insert holds its key until the transaction ends and one order for every batch keeps two
-    /// receivers' batches holding the same new postbacks from each waiting for a key the other holds, a deadlock the
-    /// server breaks only after a second; numbered in arrival order from ids taken together, ascending; of a postback's
-    /// copies in the batch the first goes in), each new one listed for the rollup (see `Rollup.postgresFold`), queued for the
-    /// forwarding rules it matches, and its events (given by receipt id, joined to the row that went in, in receipt order); the answer
-    /// names the receipts whose rows went in, and one more row gives the schema catalogue's version, read under the
-    /// catalogue's shared lock (``SchemaCatalog/forCommit(_:reloaded:)``): a schema upload takes it exclusively, so it waits for
-    /// this transaction, or this statement for the upload and then reads its version.
-    private static let postgresBatchSQL: String = {
-        let columns: String = PostbackRow.insertColumns.joined(separator: ", ")
-        let arrays: String = PostbackRow.postgresColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
-        let forwarded: String = ForwardingOutbox.insertSQL(from: "inserted", where: "true", castArguments: true)
-        let returned = "id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment"
-        let eventColumns = PostbackDecoding.eventColumnNames.joined(separator: ", ")
-        let eventArrays = ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
-        return "WITH receipts_in AS (\(postgresReceiptsSQL)), "
-            + "fresh AS (SELECT array_agg(nextval(pg_get_serial_sequence('postbacks', 'id'))) AS ids FROM unnest(?::bigint[])), "
-            + "inserted AS (INSERT INTO postbacks (id, \(columns)) SELECT (SELECT ids FROM fresh)[r.arrival], \(PostbackRow.insertColumns.map { "r." + $0 }.joined(separator: ", ")) "
-            + "FROM unnest(\(arrays), ?::bigint[]) AS r(\(columns), arrival) ON CONFLICT (dedup_key) DO NOTHING RETURNING \(returned)), "
-            + "pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted), "
-            + "forwarded AS (\(forwarded)), "
-            + "events AS (INSERT INTO postback_events (postback_id, \(eventColumns)) SELECT i.id, \(PostbackDecoding.eventColumnNames.map { "e." + $0 }.joined(separator: ", ")) "
-            + "FROM unnest(\(eventArrays)) AS e(receipt_id, \(eventColumns)) JOIN inserted i ON i.receipt_id = e.receipt_id ORDER BY e.receipt_id, e.event_index) "
-            + "SELECT id, receipt_id, NULL::bigint AS catalogue_version FROM inserted "
-            + "UNION ALL SELECT NULL, NULL, schema_catalogue_version()"
+    /// One statement a batch (migration `v17-ingest-batch-procedure`), the same text whatever its size (each column
+    /// one array), so it is prepared once per connection (``StatementReuse/prepared``): the receipts, the rows with
+    /// their decode columns and `ON CONFLICT DO NOTHING` (given in dedup-key order, with each row's place among the
+    /// batch's rows: inserted in key order, since an insert holds its key until the transaction ends and one order for
+    /// every batch keeps two receivers' batches holding the same new postbacks from each waiting for a key the other
+    /// holds, a deadlock the server breaks only after a second; numbered in arrival order from ids taken together,
+    /// ascending; of a postback's copies in the batch the first goes in), each new one listed for the rollup (see
+    /// `Rollup.postgresFold`), queued for the forwarding rules it matches, and its events (in receipt order). Then the
+    /// schema catalogue's version, read after the keys under the catalogue's shared lock
+    /// (``SchemaCatalog/forCommit(_:reloaded:)``): a schema upload takes it exclusively, so it waits for this
+    /// transaction, or this statement for the upload and then reads its version. Committing, the procedure first looks
+    /// for stored copies and, finding none and the version expected, commits before it answers.
+    private static let postgresCallSQL: String = {
+        let arrays = (receiptColumnTypes + [.text, .bigint] + PostbackRow.postgresColumnTypes).map { "?::\($0.rawValue)[]" }
+            + ["?::text", "?::float8", "?::float8"] + ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }
+        return "CALL ingest_batch(?::bigint, \(arrays.joined(separator: ", ")), NULL, NULL, NULL, NULL)"
     }()
 
     /// Writes a receipt and rolls it back: proves a commit of the ingest path can succeed now, without keeping anything.

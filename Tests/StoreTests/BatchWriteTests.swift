@@ -143,10 +143,49 @@ import TestSupport
         #expect(arrived.count > 40)
         #expect(try await store.column("SELECT dedup_key FROM postbacks ORDER BY id", as: String.self) == arrived)
         if engine == .postgres {
-            // The keys are ASCII, so their byte order (`COLLATE "C"`) is `String`'s.
+            // The keys are ASCII, so their byte order (`COLLATE "C"`) is `String`'s. The new postbacks go in first, in
+            // one statement; the later copies are held for the transaction that judges them, and tried in key order there.
             let inserted = try await store.column("SELECT dedup_key FROM insert_order ORDER BY n", as: String.self)
-            #expect(inserted == batch.map(key).sorted())
+            var copies = batch.map(key).sorted()
+            for first in arrived { copies.remove(at: copies.firstIndex(of: first)!) }
+            #expect(inserted == arrived.sorted() + copies)
         }
+    }
+
+    /// On PostgreSQL a batch is one statement that commits itself (`ingest_batch`, called outside a transaction): it
+    /// stores every intake but the copies of stored postbacks and of earlier ones in the batch, which it holds for a
+    /// transaction that judges them; it stores nothing when the catalogue is not of the version the batch was decoded
+    /// with.
+    @Test func aBatchCommitsInOneStatementAndHoldsItsCopiesForATransaction() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let (ledger, catalog) = (store.ledger, store.ledger.catalog)
+        var keys = Set<String>()
+        let batch = try EngineEqualityTests.traffic(count: 60).filter { $0.row != nil && keys.insert($0.result.postback?.dedupKey ?? "").inserted }
+        #expect(batch.count >= 20)
+        let schemas = try store.engine.transaction { db in try catalog.refresh(db) }
+        func call(_ intakes: [Intake], expected: Int64?) throws -> [Disposition?]? {
+            try store.engine.autocommit { db in
+                try PostbackLedger.persistCommitting(intakes, db, schemas: schemas, receiptIDs: ledger.receiptIDs, expected: expected, catalog: catalog)
+            }?.dispositions
+        }
+        func counts() async throws -> [Int64] {
+            try await ["postbacks", "receipts", "rollup_pending"].asyncMap { try await store.scalar("SELECT count(*) FROM \($0)", as: Int64.self) ?? -1 }
+        }
+        let stored = [Disposition?](repeating: .stored, count: 5)
+
+        #expect(try call(Array(batch[0..<5]), expected: schemas.version) == stored)
+        #expect(try await counts() == [5, 5, 5])
+        // A copy of a stored postback and one of a postback earlier in the batch are held, their receipts too.
+        #expect(try call(Array(batch[5..<10]) + [batch[0], batch[7]], expected: schemas.version) == stored + [nil, nil])
+        #expect(try await counts() == [10, 10, 10])
+        // A catalogue of another version: nothing stored.
+        #expect(throws: SchemaCatalog.Changed.self) { try call(Array(batch[10..<15]), expected: (schemas.version ?? 0) + 1) }
+        #expect(try await counts() == [10, 10, 10])
+        // The ledger judges the held copies in a transaction after.
+        #expect(try ledger.persist([batch[10], batch[0], batch[11], batch[10]]) == [.stored, .duplicate, .stored, .duplicate])
+        #expect(try await counts().prefix(2) == [12, 14])
+        let dispositions = try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self)
+        #expect(dispositions.suffix(4) == ["stored", "duplicate", "stored", "duplicate"])
     }
 
     /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,

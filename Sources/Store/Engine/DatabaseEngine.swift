@@ -12,6 +12,9 @@ public protocol DatabaseEngine: Sendable {
     var dialect: SQLDialect { get }
     /// Runs `body` in one transaction and commits it; rolls back and rethrows if `body` throws. Blocks the caller.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
+    /// Runs `body` with no transaction around it: each statement commits on its own as it runs (PostgreSQL's
+    /// `ingest_batch` procedure commits inside its one statement). Blocks the caller.
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Runs `body` against a consistent read snapshot. Blocks the caller.
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Runs one query built for one call (a page of an export) and hands each row to `row` as it is read, its cells lent
@@ -34,6 +37,8 @@ public protocol DatabaseEngine: Sendable {
 public protocol TransactionLane: AnyObject {
     /// Runs `body` in one transaction, as ``DatabaseEngine/transaction(_:)`` does.
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T
+    /// Runs `body` with no transaction around it, as ``DatabaseEngine/autocommit(_:)`` does.
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Gives back what the lane holds while its thread waits for work (a held connection is not kept alive).
     func idle()
     /// Gives back what the lane holds.
@@ -49,6 +54,7 @@ final class EngineLane: TransactionLane {
     }
 
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T { try engine.transaction(body) }
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T { try engine.autocommit(body) }
     func idle() {}
     func close() {}
 }

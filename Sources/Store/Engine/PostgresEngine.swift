@@ -123,6 +123,27 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on a leased connection outside a transaction. A statement PostgreSQL undid for a deadlock or a
+    /// serialization failure runs again, as in ``transaction(_:)``; one whose connection closed does not: it may have
+    /// committed.
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try autocommit(body, on: withConnection)
+    }
+
+    /// ``autocommit(_:)`` on the sessions `connected` gives.
+    func autocommit<T>(_ body: (any SQLSession) throws -> T, on connected: ((PostgresSession) throws -> T) throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            var attempt = 1
+            while true {
+                do {
+                    return try connected { session in try body(session) }
+                } catch where attempt < 3 && Self.askedToRetry(error) {
+                    attempt += 1
+                }
+            }
+        }
+    }
+
     /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
     /// connections the commit threads lease per transaction, so reports, folds and readiness still get one.
     func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
@@ -291,22 +312,29 @@ final class PostgresLane: TransactionLane, @unchecked Sendable {
     }
 
     func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
-        try engine.transaction(body) { inner in
-            if let held = lease, held.connection.isClosed {
-                held.release()
+        try engine.transaction(body, on: onHeldConnection)
+    }
+
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try engine.autocommit(body, on: onHeldConnection)
+    }
+
+    /// Runs `inner` on the held connection, leasing one first when none is held or the held one closed.
+    private func onHeldConnection<T>(_ inner: (PostgresSession) throws -> T) throws -> T {
+        if let held = lease, held.connection.isClosed {
+            held.release()
+            lease = nil
+        }
+        let current = try lease ?? engine.newLease()
+        lease = current
+        do {
+            return try engine.session(on: current, inner)
+        } catch {
+            if current.connection.isClosed {
+                current.release()
                 lease = nil
             }
-            let current = try lease ?? engine.newLease()
-            lease = current
-            do {
-                return try engine.session(on: current, inner)
-            } catch {
-                if current.connection.isClosed {
-                    current.release()
-                    lease = nil
-                }
-                throw error
-            }
+            throw error
         }
     }
 

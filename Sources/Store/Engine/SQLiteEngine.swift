@@ -40,6 +40,10 @@ final class SQLiteEngine: DatabaseEngine {
         try pool.write { db in try body(SQLiteSession(db: db)) }
     }
 
+    func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in try body(SQLiteSession(db: db)) }
+    }
+
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T {
         try pool.read { db in try body(SQLiteSession(db: db)) }
     }

@@ -710,6 +710,51 @@ enum PostgresMigrations {
             END
             $$;
             """),
+        // A batch in one round trip: PostgresNIO sends a connection's next statement only once the last is answered, so
+        // `BEGIN`, the batch and `COMMIT` cost three. Called outside a transaction with the catalogue version the batch
+        // was decoded with (`expected`, the first argument), the procedure leaves out the postbacks whose dedup key is
+        // taken (`held_receipts`: their copies are judged in a transaction after) and commits the rest before it answers,
+        // so its answer means they are stored. It stores nothing when the catalogue is not of the expected version
+        // (`ended` is `changed`) or a key it found free was taken meanwhile (`copies`). Inside a transaction (`expected`
+        // null) it inserts every receipt and the rows whose keys are free (`open`). The arrays in `PostbackLedger`'s
+        // order; `stored_receipts` names the receipts whose rows went in. Frozen text.
+        ("v17-ingest-batch-procedure", """
+            CREATE PROCEDURE ingest_batch(bigint, bigint[], text[], text[], text[], bytea[], text[], text[], text[], text[], text[], bigint[], text[], text[], bigint[], text[], text[], text[], text[], text[], text[], text[], bigint[], text[], text[], text[], text[], bigint[], bigint[], text[], bigint[], bigint[], bigint[], bigint[], text[], text[], text[], bigint[], bigint[], text[], text[], text[], text[], bigint[], text[], text[], bigint[], bigint[], text[], text[], text[], bytea[], text[], bigint[], bigint[], float8[], float8[], text[], text[], bigint[], bigint[], text, float8, float8, bigint[], text[], bigint[], bigint[], bigint[], text[], bigint[], float8[], float8[], text[], text[], INOUT stored_receipts text, INOUT held_receipts text, INOUT found_version bigint, INOUT ended text) LANGUAGE plpgsql AS $$
+            DECLARE
+                stored_count bigint;
+                key text;
+                taken text[] := '{}';
+            BEGIN
+                IF $1 IS NOT NULL THEN
+                    FOREACH key IN ARRAY $16 LOOP
+                        IF EXISTS (SELECT 1 FROM postbacks WHERE dedup_key = key) THEN
+                            taken := taken || key;
+                        END IF;
+                    END LOOP;
+                END IF;
+                WITH receipts_in AS (INSERT INTO receipts (id, received_at, remote_address, route, body, outcome, reason, disposition, claimed_id, claimed_ad_network, claimed_app, claimed_source) SELECT c.id, c.received_at, c.remote_address, c.route, c.body, c.outcome, c.reason, c.disposition, c.claimed_id, c.claimed_ad_network, c.claimed_app, c.claimed_source FROM unnest($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) AS c(id, received_at, remote_address, route, body, outcome, reason, disposition, claimed_id, claimed_ad_network, claimed_app, claimed_source, dedup_key) WHERE c.dedup_key IS NULL OR NOT c.dedup_key = ANY(taken)),
+                fresh AS (SELECT array_agg(nextval(pg_get_serial_sequence('postbacks', 'id'))) AS ids FROM unnest($15)),
+                inserted AS (INSERT INTO postbacks (id, dedup_key, protocol, version, outcome, reason, key_id, environment, countable, received_at, postback_identifier, ad_network_id, source_identifier, campaign_id, advertised_item_id, conversion_type, redownload, did_win, conversion_window, publisher_item_id, source_domain, marketplace_id, impression_type, fidelity_type, conversion_value, coarse_value, ad_interaction_type, country_code, source_digits, digit_count, conversion_class, interaction, tier_min, tier_max, signed_json, unsigned_json, route, content_hash, decode_status, schema_revision, schema_version, revenue_min, revenue_max, currency, source_json, event_count, receipt_id) SELECT (SELECT ids FROM fresh)[r.arrival], r.dedup_key, r.protocol, r.version, r.outcome, r.reason, r.key_id, r.environment, r.countable, r.received_at, r.postback_identifier, r.ad_network_id, r.source_identifier, r.campaign_id, r.advertised_item_id, r.conversion_type, r.redownload, r.did_win, r.conversion_window, r.publisher_item_id, r.source_domain, r.marketplace_id, r.impression_type, r.fidelity_type, r.conversion_value, r.coarse_value, r.ad_interaction_type, r.country_code, r.source_digits, r.digit_count, r.conversion_class, r.interaction, r.tier_min, r.tier_max, r.signed_json, r.unsigned_json, r.route, r.content_hash, r.decode_status, r.schema_revision, r.schema_version, r.revenue_min, r.revenue_max, r.currency, r.source_json, r.event_count, r.receipt_id FROM unnest($16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $52, $53, $54, $55, $56, $57, $58, $59, $60, $61, $15) AS r(dedup_key, protocol, version, outcome, reason, key_id, environment, countable, received_at, postback_identifier, ad_network_id, source_identifier, campaign_id, advertised_item_id, conversion_type, redownload, did_win, conversion_window, publisher_item_id, source_domain, marketplace_id, impression_type, fidelity_type, conversion_value, coarse_value, ad_interaction_type, country_code, source_digits, digit_count, conversion_class, interaction, tier_min, tier_max, signed_json, unsigned_json, route, content_hash, decode_status, schema_revision, schema_version, revenue_min, revenue_max, currency, source_json, event_count, receipt_id, arrival) WHERE NOT r.dedup_key = ANY(taken) ON CONFLICT (dedup_key) DO NOTHING RETURNING id, receipt_id, outcome, ad_network_id, advertised_item_id, protocol, environment),
+                pending AS (INSERT INTO rollup_pending (id) SELECT id FROM inserted),
+                forwarded AS (INSERT INTO forward_outbox (partner, postback_id, created_at, deadline, next_attempt_at) SELECT r.name, p.id, $62, $63 + r.max_age, $64 FROM inserted p JOIN forward_rules r ON p.outcome = 'verified' AND (r.ad_network_id IS NULL OR r.ad_network_id = p.ad_network_id) AND (r.app IS NULL OR r.app = p.advertised_item_id) AND (r.protocol IS NULL OR r.protocol = p.protocol) AND (r.environment = 'any' OR r.environment = p.environment) AND r.is_full = 0 ON CONFLICT (partner, postback_id) DO NOTHING),
+                events AS (INSERT INTO postback_events (postback_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties) SELECT i.id, e.app, e.schema_revision, e.schema_version, e.event_index, e.name, e.count, e.revenue_min, e.revenue_max, e.currency, e.properties FROM unnest($65, $66, $67, $68, $69, $70, $71, $72, $73, $74, $75) AS e(receipt_id, app, schema_revision, schema_version, event_index, name, count, revenue_min, revenue_max, currency, properties) JOIN inserted i ON i.receipt_id = e.receipt_id ORDER BY e.receipt_id, e.event_index)
+                SELECT string_agg(receipt_id::text, ' '), count(*) INTO stored_receipts, stored_count FROM inserted;
+                SELECT string_agg(c.id::text, ' ') INTO held_receipts FROM unnest($2, $14) AS c(id, dedup_key) WHERE c.dedup_key = ANY(taken);
+                found_version := schema_catalogue_version();
+                IF $1 IS NULL THEN
+                    ended := 'open';
+                ELSIF found_version IS DISTINCT FROM $1 THEN
+                    ROLLBACK;
+                    ended := 'changed';
+                ELSIF stored_count < cardinality($15) - cardinality(taken) THEN
+                    ROLLBACK;
+                    ended := 'copies';
+                ELSE
+                    COMMIT;
+                    ended := 'committed';
+                END IF;
+            END $$;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
