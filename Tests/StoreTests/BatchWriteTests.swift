@@ -188,6 +188,45 @@ import TestSupport
         #expect(dispositions.suffix(4) == ["stored", "duplicate", "stored", "duplicate"])
     }
 
+    /// A key the statement found free but another batch is storing: the insert waits for that batch, then finds the key
+    /// taken, and the statement stores nothing; the ledger then runs the whole batch in a transaction.
+    @Test func aBatchThatMeetsAnotherStoringTheSameNewPostbackStoresNothing() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let (ledger, catalog) = (store.ledger, store.ledger.catalog)
+        var keys = Set<String>()
+        let batch = try EngineEqualityTests.traffic(count: 20).filter { $0.row != nil && keys.insert($0.result.postback?.dedupKey ?? "").inserted }
+        let schemas = try store.engine.transaction { db in try catalog.refresh(db) }
+        let release = DispatchSemaphore(value: 0)
+        // The other batch stores batch[0] and holds its transaction open until released.
+        async let other: [Disposition] = Blocking.run {
+            try store.engine.transaction { db in
+                let dispositions = try PostbackLedger.persist([batch[0]], db, schemas: schemas, receiptIDs: ledger.receiptIDs)
+                release.wait()
+                return dispositions
+            }
+        }
+        async let this: PostbackLedger.CommittedBatch? = Blocking.run {
+            try store.engine.autocommit { db in
+                // Sent once the other batch's row is in, not committed: the statement finds its key free.
+                while try db.value("""
+                    SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid JOIN pg_class c ON c.oid = l.relation
+                    WHERE a.state = 'idle in transaction' AND c.relname = 'postbacks' AND l.mode = 'RowExclusiveLock'
+                    """, as: Int64.self) == 0 {}
+                return try PostbackLedger.persistCommitting([batch[1], batch[0]], db, schemas: schemas, receiptIDs: ledger.receiptIDs,
+                                                            expected: schemas.version, catalog: catalog)
+            }
+        }
+        // Released once this statement waits for the other's key.
+        while try await store.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted", as: Int64.self) == 0 {
+            await Task.yield()
+        }
+        release.signal()
+        #expect(try await other == [.stored])
+        #expect(try await this == nil)
+        #expect(try await store.column("SELECT dedup_key FROM postbacks", as: String.self) == [batch[0].result.postback?.dedupKey])
+        #expect(try ledger.persist([batch[1], batch[0]]) == [.stored, .duplicate])
+    }
+
     /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,
     /// and a statement given the wrong number of values is refused, not run.
     @Test(arguments: TestEngine.allCases) func valuesRoundTrip(engine: TestEngine) async throws {
