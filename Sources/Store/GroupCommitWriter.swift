@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// A commit starts as soon as the writer is free; while it runs, the next batch gathers by itself.
 /// Every caller is resumed only after the transaction holding its intake has committed, or with the
-/// error that made it fail, so nothing is acknowledged before it is durable.
+/// error that made it fail, so nothing is acknowledged before it is durable. On PostgreSQL a batch can be stored in part
+/// (``PostbackLedger/PartlyStored``): the callers whose intakes were committed get their disposition, the others the error.
 ///
 /// Every ``foldEvery(_:)`` stored postbacks, and when it starts and stops, new rows are folded into the report rollup
 /// (``ReportRollup/fold(limit:)``): on SQLite by the commit thread itself (SQLite has one writer, so a fold elsewhere
@@ -208,6 +209,13 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
                     requestFold()
                     storedSinceFold = 0
                 }
+            case .failure(let error as PostbackLedger.PartlyStored):
+                lastCommitSucceeded.store(false, ordering: .relaxed)
+                commitFailures.increment()
+                for (entry, disposition) in zip(batch, error.dispositions) {
+                    if let disposition { entry.continuation.resume(returning: disposition) } else { entry.continuation.resume(throwing: error.error) }
+                }
+                storedSinceFold += error.dispositions.count { $0 == .stored }
             case .failure(let error):
                 lastCommitSucceeded.store(false, ordering: .relaxed)
                 commitFailures.increment()

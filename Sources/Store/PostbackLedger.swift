@@ -104,9 +104,11 @@ public struct PostbackLedger: Sendable {
     /// on the postback's row, not stored, so resending one postback cannot fill the disk.
     public static let copiesKept: Int64 = 100
 
-    /// Persists a batch in one transaction and returns each item's disposition, in order. It blocks the calling
-    /// thread until the commit: ``GroupCommitWriter`` calls it from its own threads, each through its own `lane`, never
-    /// from the cooperative pool.
+    /// Persists a batch and returns each item's disposition, in order: on SQLite in one transaction; on PostgreSQL in
+    /// one statement that commits itself, the copies of stored postbacks judged in a transaction after it
+    /// (``persistCommitting(_:_:schemas:receiptIDs:expected:catalog:)``). It blocks the calling thread until the commit:
+    /// ``GroupCommitWriter`` calls it from its own threads, each through its own `lane`, never from the cooperative pool.
+    /// Throws ``PartlyStored`` when the statement stored part of the batch and the transaction of its copies failed.
     /// Its arrival counts join the tally, written with a later batch's transaction (``ArrivalLog``).
     public func persist(_ batch: [Intake], through lane: (any TransactionLane)? = nil) throws -> [Disposition] {
         let (catalog, receiptIDs, writer) = (self.catalog, self.receiptIDs, self.arrivalWriter)
@@ -117,26 +119,29 @@ public struct PostbackLedger: Sendable {
         written?.add(counts)
         let flushing = written
         let lane = lane ?? EngineLane(engine: engine)
+        // PostgreSQL first stores the batch in one statement that commits itself, all but the copies of stored postbacks,
+        // which are judged in a transaction after it. A batch with arrival counts to write, and one whose statement met
+        // another batch storing the same new postback (`raced`), runs whole in a transaction.
+        var committed: CommittedBatch?
+        var raced = false
         do {
-            // PostgreSQL first stores the batch in one statement that commits itself (``persistCommitting``), all but the
-            // copies of stored postbacks, which are judged in a transaction after it; a batch with arrival counts to
-            // write, or one that met another batch storing the same new postback, runs whole in a transaction.
-            var committed: CommittedBatch?
             // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
             // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/forCommit(_:reloaded:)``).
+            // What the statement committed is never written again.
             let dispositions = try SchemaCatalog.Changed.retrying(reload: { try lane.transaction { db in try catalog.refresh(db) } }) { reloaded in
-                if committed == nil, flushing == nil, engine.dialect == .postgres {
+                if committed == nil, !raced, flushing == nil, engine.dialect == .postgres {
                     committed = try lane.autocommit { db in
                         let (schemas, expected) = try catalog.forCommit(db, reloaded: reloaded)
                         return try Self.persistCommitting(batch, db, schemas: schemas, receiptIDs: receiptIDs, expected: expected, catalog: catalog)
                     }
+                    raced = committed == nil
                 }
                 let held = committed.map { committed in batch.indices.filter { committed.dispositions[$0] == nil } } ?? Array(batch.indices)
                 if let committed, held.isEmpty { return committed.dispositions.map { $0! } }
                 let judged = try lane.transaction { db in
                     let (schemas, expected) = try catalog.forCommit(db, reloaded: reloaded)
                     let dispositions = try Self.persist(held.map { batch[$0] }, db, schemas: schemas, receiptIDs: receiptIDs,
-                                                        reserved: committed.map { committed in held.map { committed.receiptIDs[$0] } },
+                                                        held: committed.map { committed in held.map { committed.receiptIDs[$0] } },
                                                         confirm: expected.map { expected in { try catalog.confirm(expected: expected, found: $0) } })
                     if let flushing { try ArrivalLog.write(flushing, db, writer: writer) }
                     return dispositions
@@ -149,10 +154,21 @@ public struct PostbackLedger: Sendable {
             if flushing == nil { arrivalTally.add(counts) }
             return dispositions
         } catch {
-            // Nothing of the batch was stored: only the counts that waited go back.
+            // Only the counts that waited go back, and those of what the statement committed join the tally.
             if let waited { arrivalTally.giveBack(waited) }
-            throw error
+            guard let committed else { throw error }
+            arrivalTally.add(ArrivalLog.counts(batch.indices.filter { committed.dispositions[$0] != nil }.map { batch[$0] }))
+            throw PartlyStored(dispositions: committed.dispositions, error: error)
         }
+    }
+
+    /// The statement stored part of a batch (each stored intake's disposition; nil for the copies it held), and the
+    /// transaction of the copies failed with `error`: only the held ones failed.
+    public struct PartlyStored: Error {
+        /// `stored` or `rejected` for what was committed; nil for what failed.
+        public let dispositions: [Disposition?]
+        /// Why the held copies were not stored.
+        public let error: any Error
     }
 
     /// First every body's receipt and, for a postback, its row unless the dedup key is taken, with its forwarding
@@ -161,17 +177,26 @@ public struct PostbackLedger: Sendable {
     /// if they had come one per transaction. On PostgreSQL the rows' statement also reads the catalogue's version under
     /// its shared lock and hands it to `confirm`, which throws when `schemas` are not of that version.
     static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
-                        reserved: [Int64]? = nil, confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
+                        held: [Int64]? = nil, confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
         let now = Date()
         let decodings = batch.map { $0.currentDecoding(schemas) }
         let inserted: [(receiptID: Int64, stored: Bool)]
+        var settle: () throws -> Void = {}
         switch db.dialect {
         case .sqlite: inserted = try sqliteInsertReceiptsAndRows(batch, decodings, db, now: now)
         case .postgres:
-            let ids = try reserved ?? receiptIDs.take(batch.count, db)
-            let called = try postgresCall(batch, decodings, db, ids: ids, now: now, committing: nil)
-            try confirm?(called.version)
-            inserted = ids.map { ($0, called.stored.contains($0)) }
+            if let held {
+                // Copies of stored postbacks, held by ``persistCommitting``: only their receipts go in, sent ahead (the
+                // copies' first read settles them); the catalogue's version they read is confirmed before the commit.
+                let answer = try db.rowsAhead(postgresReceiptsSQL, columns(postgresReceiptValues(batch, ids: held), types: receiptColumnTypes), reuse: .prepared)
+                settle = { try confirm?(try answer().first?.get("catalogue_version", as: Int64?.self)) }
+                inserted = held.map { ($0, false) }
+            } else {
+                let ids = try receiptIDs.take(batch.count, db)
+                let called = try postgresCall(batch, decodings, db, ids: ids, now: now, committing: nil)
+                try confirm?(called.version)
+                inserted = ids.map { ($0, called.stored.contains($0)) }
+            }
         }
         var dispositions: [Disposition?] = []
         var copies: [CopyJudgement.Copy] = []
@@ -183,6 +208,7 @@ public struct PostbackLedger: Sendable {
         }
         // One disposition per copy, in the copies' order.
         var judged = try CopyJudgement.persist(copies, db, schemas: schemas, now: now).makeIterator()
+        try settle()
         return dispositions.map { $0 ?? judged.next()! }
     }
 
@@ -203,17 +229,19 @@ public struct PostbackLedger: Sendable {
     /// `expected`, the version `schemas` are of.
     static func persistCommitting(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
                                   expected: Int64?, catalog: SchemaCatalog) throws -> CommittedBatch? {
-        guard let expected else { throw SchemaCatalog.Changed() }
+        // No version to expect (a reload that found none): the batch runs whole in a transaction.
+        guard let expected else { return nil }
         let decodings = batch.map { $0.currentDecoding(schemas) }
         let ids = try receiptIDs.take(batch.count, db)
         let called = try postgresCall(batch, decodings, db, ids: ids, now: Date(), committing: expected)
         switch called.ended {
         case .committed:
             return CommittedBatch(dispositions: batch.indices.map { called.held.contains($0) ? nil : batch[$0].row == nil ? .rejected : .stored }, receiptIDs: ids)
-        case .copies: return nil
-        case .changed, .open:
+        case .raced: return nil
+        case .changed:
             try catalog.confirm(expected: expected, found: called.version)
             throw SchemaCatalog.Changed()
+        case .open: throw CallUnanswered()
         }
     }
 
@@ -247,10 +275,10 @@ public struct PostbackLedger: Sendable {
 
     /// How a call of `ingest_batch` ended (its `ended`).
     enum CallEnd: String {
-        /// It committed the batch.
+        /// It committed the batch, but for the copies it held.
         case committed
-        /// It stored nothing: a postback of the batch has a stored copy, or another in the batch.
-        case copies
+        /// It stored nothing: a key it found free was taken meanwhile by another batch.
+        case raced = "copies"
         /// It stored nothing: the catalogue is not of the expected version.
         case changed
         /// It inserted the batch in the caller's transaction, which is still open.
@@ -282,7 +310,7 @@ public struct PostbackLedger: Sendable {
         // Each row's place among the batch's rows, in arrival order: the ids it is numbered with.
         var arrival: [Int: Int64] = [:]
         for (place, position) in rowPositions.sorted().enumerated() { arrival[position] = Int64(place + 1) }
-        let receiptValues = sent.map { [SQLValue.integer(ids[$0])] + receiptArguments(batch[$0], disposition: batch[$0].row == nil ? .rejected : .stored).map(\.sqlValue) }
+        let receiptValues = postgresReceiptValues(sent.map { batch[$0] }, ids: sent.map { ids[$0] })
         let receiptKeys = sent.map { arrival[$0] == nil ? SQLValue.null : (batch[$0].result.postback?.dedupKey).sqlValue }
         var rows: [[SQLValue]] = [], events: [[SQLValue]] = []
         for position in rowPositions {
@@ -307,7 +335,15 @@ public struct PostbackLedger: Sendable {
         return (try receiptIDs("stored_receipts"), held, try answer.get("found_version", as: Int64?.self), ended)
     }
 
-    /// `CALL ingest_batch` gave no row.
+    /// The receipts' values with their ids, each `stored` when it carries a postback (a copy's is judged after), else
+    /// `rejected`.
+    private static func postgresReceiptValues(_ intakes: [Intake], ids: [Int64]) -> [[SQLValue]] {
+        zip(ids, intakes).map { id, intake in
+            [SQLValue.integer(id)] + receiptArguments(intake, disposition: intake.row == nil ? .rejected : .stored).map(\.sqlValue)
+        }
+    }
+
+    /// `CALL ingest_batch` gave no row, or did not commit what it was asked to.
     struct CallUnanswered: Error {}
 
     /// SQLite's statements for a batch (``MultiRowInsert``): the receipts with their ids, the rows with their decode
@@ -326,18 +362,25 @@ public struct PostbackLedger: Sendable {
 
     /// The receipts' columns in insert order, and their array types.
     private static let receiptColumnTypes: [SQLArray.Element] = [.bigint, .text, .text, .text, .bytea, .text, .text, .text, .text, .text, .bigint, .text]
+    /// Held copies' receipts, and the schema catalogue's version read under its shared lock, as `ingest_batch` reads it.
+    private static let postgresReceiptsSQL: String = {
+        let arrays = receiptColumnTypes.map { "?::\($0.rawValue)[]" }.joined(separator: ", ")
+        return "WITH receipts_in AS (INSERT INTO receipts (id, \(receiptColumns)) SELECT * FROM unnest(\(arrays))) "
+            + "SELECT schema_catalogue_version() AS catalogue_version"
+    }()
     /// One statement a batch (migration `v17-ingest-batch-procedure`), the same text whatever its size (each column
     /// one array), so it is prepared once per connection (``StatementReuse/prepared``): the receipts, the rows with
     /// their decode columns and `ON CONFLICT DO NOTHING` (given in dedup-key order, with each row's place among the
     /// batch's rows: inserted in key order, since an insert holds its key until the transaction ends and one order for
     /// every batch keeps two receivers' batches holding the same new postbacks from each waiting for a key the other
     /// holds, a deadlock the server breaks only after a second; numbered in arrival order from ids taken together,
-    /// ascending; of a postback's copies in the batch the first goes in), each new one listed for the rollup (see
-    /// `Rollup.postgresFold`), queued for the forwarding rules it matches, and its events (in receipt order). Then the
-    /// schema catalogue's version, read after the keys under the catalogue's shared lock
+    /// ascending; inside a transaction, of a postback's copies in the batch the first goes in), each new one listed for
+    /// the rollup (see `Rollup.postgresFold`), queued for the forwarding rules it matches, and its events (in receipt
+    /// order). Then the schema catalogue's version, read after the keys under the catalogue's shared lock
     /// (``SchemaCatalog/forCommit(_:reloaded:)``): a schema upload takes it exclusively, so it waits for this
-    /// transaction, or this statement for the upload and then reads its version. Committing, the procedure first looks
-    /// for stored copies and, finding none and the version expected, commits before it answers.
+    /// transaction, or this statement for the upload and then reads its version. Committing, the procedure first probes
+    /// each key and holds the copies of stored postbacks back (Swift holds a later copy of one earlier in the batch), and
+    /// commits the rest before it answers when the version is the one expected.
     private static let postgresCallSQL: String = {
         let arrays = (receiptColumnTypes + [.text, .bigint] + PostbackRow.postgresColumnTypes).map { "?::\($0.rawValue)[]" }
             + ["?::text", "?::float8", "?::float8"] + ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }
@@ -356,16 +399,10 @@ public struct PostbackLedger: Sendable {
 
     /// A receipt's columns, in ``receiptArguments(_:disposition:)`` order (the id comes first where it is given).
     static let receiptColumns = "received_at, remote_address, route, body, outcome, reason, disposition, claimed_id, claimed_ad_network, claimed_app, claimed_source"
-    static let receiptSQL = "INSERT INTO receipts (\(receiptColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     static func receiptArguments(_ intake: Intake, disposition: Disposition) -> [any SQLValueConvertible] {
         [intake.receivedAtText, intake.remoteAddress, intake.route.rawValue, Data(intake.body), intake.result.outcome.rawValue, intake.reason, disposition.rawValue,
          intake.claimed?.identifier, intake.claimed?.adNetwork, intake.claimed?.app, intake.claimed?.source]
-    }
-
-    /// Inserts the receipt; a stored receipt is found from its postback's `receipt_id`, a duplicate or replay names its postback.
-    private static func insertReceipt(_ db: any SQLSession, _ intake: Intake, disposition: Disposition) throws -> Int64 {
-        try db.insert(receiptSQL, receiptArguments(intake, disposition: disposition)) ?? 0
     }
 
     /// The route a stored row names; one no build wrote is the database changed under the store.

@@ -70,12 +70,6 @@ struct PostbackRow: Sendable {
         JSONValue.object(JSONObject(object.members.sorted { $0.key < $1.key })).serialized
     }
 
-    /// Inserts the row with its decoding unless its dedup key exists; returns the new id, or nil on a conflict. The
-    /// database's unique constraint decides, so two receivers inserting the same postback at once store it once.
-    func insertIfNew(_ db: any SQLSession, receiptID: Int64, decoding: PostbackDecoding) throws -> Int64? {
-        try db.insert(Self.insertSQL, insertValues(receiptID: receiptID, decoding: decoding))
-    }
-
     /// The values of ``insertColumns``.
     func insertValues(receiptID: Int64, decoding: PostbackDecoding) -> [SQLValue] {
         values + decoding.columns + [SQLValue.integer(receiptID)]
@@ -92,7 +86,6 @@ struct PostbackRow: Sendable {
         default: .text
         }
     } + PostbackDecoding.postgresColumnTypes + [.bigint]
-    static let insertSQL = "INSERT INTO postbacks (\(insertColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", "))) ON CONFLICT(dedup_key) DO NOTHING"
     static let updateSQL = "UPDATE postbacks SET \(columnNames.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
 
     func update(_ db: any SQLSession, id: Int64, receiptID: Int64) throws {

@@ -70,7 +70,8 @@ public final class SchemaCatalog: Sendable {
         guard session.dialect == .postgres else { return (try refresh(session), nil) }
         let held = reloaded ?? snapshot()
         if let expected = held.version { return (held, expected) }
-        // A reload that found no version (the row is always there) refreshes here rather than reload for ever.
+        // A reload that found no version (the row is always there) refreshes here rather than reload for ever (a
+        // PostgreSQL batch then runs whole in a transaction, ``PostbackLedger``).
         guard reloaded == nil else { return (try refresh(session), nil) }
         throw Changed()
     }

@@ -172,13 +172,11 @@ public struct ForwardingOutbox: Sendable {
 
     /// The entries for the rows of `source` (a table or a `WITH` part with the postbacks' columns, named `p`), for every
     /// matching rule that is not full:
-    /// arguments are the creation time (text) and now (epoch seconds) twice. `castArguments` casts them, as a prepared
-    /// PostgreSQL statement needs (``StatementReuse/prepared``).
-    static func insertSQL(from source: String, where condition: String, castArguments: Bool = false) -> String {
-        let (text, seconds) = castArguments ? ("?::text", "?::float8") : ("?", "?")
-        return """
+    /// arguments are the creation time (text) and now (epoch seconds) twice.
+    static func insertSQL(from source: String, where condition: String) -> String {
+        """
         INSERT INTO forward_outbox (partner, postback_id, created_at, deadline, next_attempt_at)
-        SELECT r.name, p.id, \(text), \(seconds) + r.max_age, \(seconds) FROM \(source) p JOIN forward_rules r ON \(matches(row: "p")) AND r.is_full = 0
+        SELECT r.name, p.id, ?, ? + r.max_age, ? FROM \(source) p JOIN forward_rules r ON \(matches(row: "p")) AND r.is_full = 0
         WHERE \(condition)
         ON CONFLICT (partner, postback_id) DO NOTHING
         """
