@@ -120,21 +120,21 @@ public struct PostbackLedger: Sendable {
         let flushing = written
         let lane = lane ?? EngineLane(engine: engine)
         // PostgreSQL first stores the batch in one statement that commits itself, all but the copies of stored postbacks,
-        // which are judged in a transaction after it. A batch with arrival counts to write, and one whose statement met
-        // another batch storing the same new postback (`raced`), runs whole in a transaction.
+        // which are judged in a transaction after it. A batch with arrival counts to write, and one with no catalogue
+        // version to expect (`whole`), runs whole in a transaction.
         var committed: CommittedBatch?
-        var raced = false
+        var whole = false
         do {
             // A batch decoded with a catalogue that changed meanwhile is rolled back and written again, the catalogue
             // reloaded first; uploads are rare, so the check costs no wait (``SchemaCatalog/forCommit(_:reloaded:)``).
             // What the statement committed is never written again.
             let dispositions = try SchemaCatalog.Changed.retrying(reload: { try lane.transaction { db in try catalog.refresh(db) } }) { reloaded in
-                if committed == nil, !raced, flushing == nil, engine.dialect == .postgres {
+                if committed == nil, !whole, flushing == nil, engine.dialect == .postgres {
                     committed = try lane.autocommit { db in
                         let (schemas, expected) = try catalog.forCommit(db, reloaded: reloaded)
                         return try Self.persistCommitting(batch, db, schemas: schemas, receiptIDs: receiptIDs, expected: expected, catalog: catalog)
                     }
-                    raced = committed == nil
+                    whole = committed == nil
                 }
                 let held = committed.map { committed in batch.indices.filter { committed.dispositions[$0] == nil } } ?? Array(batch.indices)
                 if let committed, held.isEmpty { return committed.dispositions.map { $0! } }
@@ -224,9 +224,10 @@ public struct PostbackLedger: Sendable {
 
     /// On PostgreSQL, the batch as one statement that commits itself (``postgresCallSQL``, outside a transaction): every
     /// intake but the copies of stored postbacks (or of one earlier in the batch), which it holds for a transaction
-    /// (``persist(_:_:schemas:receiptIDs:reserved:confirm:)``). Nil, with nothing stored, when a key it found free was
-    /// taken meanwhile by another batch. Throws ``SchemaCatalog/Changed``, nothing stored, when the catalogue is not of
-    /// `expected`, the version `schemas` are of.
+    /// (``persist(_:_:schemas:receiptIDs:held:confirm:)``). A postback another batch is storing at the same time waits for
+    /// that batch, and is held as a copy when it commits. Throws ``SchemaCatalog/Changed``, nothing stored, when the
+    /// catalogue is not of `expected`, the version `schemas` are of; nil, nothing stored, when there is no version to
+    /// expect.
     static func persistCommitting(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
                                   expected: Int64?, catalog: SchemaCatalog) throws -> CommittedBatch? {
         // No version to expect (a reload that found none): the batch runs whole in a transaction.
@@ -237,7 +238,6 @@ public struct PostbackLedger: Sendable {
         switch called.ended {
         case .committed:
             return CommittedBatch(dispositions: batch.indices.map { called.held.contains($0) ? nil : batch[$0].row == nil ? .rejected : .stored }, receiptIDs: ids)
-        case .raced: return nil
         case .changed:
             try catalog.confirm(expected: expected, found: called.version)
             throw SchemaCatalog.Changed()
@@ -277,8 +277,6 @@ public struct PostbackLedger: Sendable {
     enum CallEnd: String {
         /// It committed the batch, but for the copies it held.
         case committed
-        /// It stored nothing: a key it found free was taken meanwhile by another batch.
-        case raced = "copies"
         /// It stored nothing: the catalogue is not of the expected version.
         case changed
         /// It inserted the batch in the caller's transaction, which is still open.
@@ -331,7 +329,7 @@ public struct PostbackLedger: Sendable {
         let heldReceipts = try receiptIDs("held_receipts")
         held.formUnion(batch.indices.filter { heldReceipts.contains(ids[$0]) })
         let text = try answer.get("ended", as: String.self)
-        guard let ended = CallEnd(rawValue: text) else { throw SQLValueMismatch(column: "ended", found: .text(text), expected: "committed, copies, changed or open") }
+        guard let ended = CallEnd(rawValue: text) else { throw SQLValueMismatch(column: "ended", found: .text(text), expected: "committed, changed or open") }
         return (try receiptIDs("stored_receipts"), held, try answer.get("found_version", as: Int64?.self), ended)
     }
 
@@ -378,9 +376,9 @@ public struct PostbackLedger: Sendable {
     /// the rollup (see `Rollup.postgresFold`), queued for the forwarding rules it matches, and its events (in receipt
     /// order). Then the schema catalogue's version, read after the keys under the catalogue's shared lock
     /// (``SchemaCatalog/forCommit(_:reloaded:)``): a schema upload takes it exclusively, so it waits for this
-    /// transaction, or this statement for the upload and then reads its version. Committing, the procedure first probes
-    /// each key and holds the copies of stored postbacks back (Swift holds a later copy of one earlier in the batch), and
-    /// commits the rest before it answers when the version is the one expected.
+    /// transaction, or this statement for the upload and then reads its version. Committing, it inserts only the
+    /// receipts of the rows that went in and of rejected bodies, holds the postbacks whose keys are taken (Swift holds a
+    /// later copy of one earlier in the batch), and commits before it answers when the version is the one expected.
     private static let postgresCallSQL: String = {
         let arrays = (receiptColumnTypes + [.text, .bigint] + PostbackRow.postgresColumnTypes).map { "?::\($0.rawValue)[]" }
             + ["?::text", "?::float8", "?::float8"] + ([.bigint] + PostbackDecoding.postgresEventTypes).map { "?::\($0.rawValue)[]" }
