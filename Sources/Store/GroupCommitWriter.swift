@@ -205,10 +205,6 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
                 lastCommitSucceeded.store(true, ordering: .relaxed)
                 for (entry, disposition) in zip(batch, dispositions) { entry.continuation.resume(returning: disposition) }
                 storedSinceFold += dispositions.count { $0 == .stored }
-                if storedSinceFold >= Self.foldEvery(database.engine.dialect) {
-                    requestFold()
-                    storedSinceFold = 0
-                }
             case .failure(let error as PostbackLedger.PartlyStored):
                 lastCommitSucceeded.store(false, ordering: .relaxed)
                 commitFailures.increment()
@@ -220,6 +216,10 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
                 lastCommitSucceeded.store(false, ordering: .relaxed)
                 commitFailures.increment()
                 for entry in batch { entry.continuation.resume(throwing: error) }
+            }
+            if storedSinceFold >= Self.foldEvery(database.engine.dialect) {
+                requestFold()
+                storedSinceFold = 0
             }
         }
     }

@@ -174,8 +174,10 @@ public struct PostbackLedger: Sendable {
     /// First every body's receipt and, for a postback, its row unless the dedup key is taken, with its forwarding
     /// entries (``ForwardingOutbox``) when it is verified; then the copies of stored postbacks are judged together, in
     /// order (``CopyJudgement``): a copy later in the batch meets the row an earlier one inserted or replaced, exactly as
-    /// if they had come one per transaction. On PostgreSQL the rows' statement also reads the catalogue's version under
-    /// its shared lock and hands it to `confirm`, which throws when `schemas` are not of that version.
+    /// if they had come one per transaction. On PostgreSQL the first statement also reads the catalogue's version under
+    /// its shared lock and hands it to `confirm`, which throws when `schemas` are not of that version. With `held` (the
+    /// receipt ids ``persistCommitting(_:_:schemas:receiptIDs:expected:catalog:)`` reserved for the copies it held) every
+    /// intake is a copy of a stored postback: only the receipts go in, then the copies are judged.
     static func persist(_ batch: [Intake], _ db: any SQLSession, schemas: SchemaCatalog.Snapshot, receiptIDs: ReceiptIDs,
                         held: [Int64]? = nil, confirm: ((Int64?) throws -> Void)? = nil) throws -> [Disposition] {
         let now = Date()

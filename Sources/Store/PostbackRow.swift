@@ -75,7 +75,8 @@ struct PostbackRow: Sendable {
         values + decoding.columns + [SQLValue.integer(receiptID)]
     }
 
-    /// A new row's columns: the postback's, its decoding's (``PostbackDecoding``), then `receipt_id`.
+    /// A new row's columns: the postback's, its decoding's (``PostbackDecoding``), then `receipt_id`. PostgreSQL's
+    /// `ingest_batch` (migration v17) lists them in its frozen text: a change here needs a migration that replaces it.
     static let insertColumns = columnNames.dropLast() + PostbackDecoding.columnNames + ["receipt_id"]
     /// Each insert column's PostgreSQL array type for a batch insert (``SQLArray``); integers of every width go as `bigint`.
     static let postgresColumnTypes: [SQLArray.Element] = columnNames.dropLast().map { column in

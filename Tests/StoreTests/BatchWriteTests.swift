@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import JWS
 import Postback
 import PostbackMint
@@ -194,35 +195,61 @@ import TestSupport
         var keys = Set<String>()
         let batch = try EngineEqualityTests.traffic(count: 20).filter { $0.row != nil && keys.insert($0.result.postback?.dedupKey ?? "").inserted }
         let schemas = try store.engine.transaction { db in try catalog.refresh(db) }
-        let release = DispatchSemaphore(value: 0)
+        let (inserted, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let pids = NIOLockedValueBox<(other: Int64?, this: Int64?)>((nil, nil))
         // The other batch stores batch[0] and holds its transaction open until released.
         async let other: [Disposition] = Blocking.run {
             try store.engine.transaction { db in
-                let dispositions = try PostbackLedger.persist([batch[0]], db, schemas: schemas, receiptIDs: ledger.receiptIDs)
+                let dispositions: [Disposition]
+                do {
+                    dispositions = try PostbackLedger.persist([batch[0]], db, schemas: schemas, receiptIDs: ledger.receiptIDs)
+                    let pid = try db.value("SELECT pg_backend_pid()", as: Int64.self)
+                    pids.withLockedValue { $0.other = pid }
+                } catch {
+                    // This batch must not wait for ever.
+                    inserted.signal()
+                    throw error
+                }
+                inserted.signal()
                 release.wait()
                 return dispositions
             }
         }
+        // Sent once the other batch's row is in, not committed.
         async let this: PostbackLedger.CommittedBatch? = Blocking.run {
             try store.engine.autocommit { db in
-                // Sent once the other batch's row is in, not committed.
-                while try db.value("""
-                    SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid JOIN pg_class c ON c.oid = l.relation
-                    WHERE a.state = 'idle in transaction' AND c.relname = 'postbacks' AND l.mode = 'RowExclusiveLock'
-                    """, as: Int64.self) == 0 {}
+                let pid = try db.value("SELECT pg_backend_pid()", as: Int64.self)
+                pids.withLockedValue { $0.this = pid }
+                inserted.wait()
                 return try PostbackLedger.persistCommitting([batch[1], batch[0]], db, schemas: schemas, receiptIDs: ledger.receiptIDs,
                                                             expected: schemas.version, catalog: catalog)
             }
         }
-        // Released once this statement waits for the other's key.
-        while try await store.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted", as: Int64.self) == 0 {
+        // Released once this statement waits for the other batch.
+        var waited = false
+        for _ in 0..<100_000 where !waited {
+            let (otherPID, thisPID) = pids.withLockedValue { $0 }
+            if let otherPID, let thisPID {
+                waited = try await store.scalar("SELECT ?::bigint = ANY(pg_blocking_pids(?::int))", [otherPID, thisPID], as: Bool.self) ?? false
+            }
             await Task.yield()
         }
         release.signal()
+        #expect(waited)
         #expect(try await other == [.stored])
         #expect(try await this?.dispositions == [.stored, nil])
         #expect(try await store.scalar("SELECT count(*) FROM receipts", as: Int64.self) == 2)
         #expect(try ledger.persist([batch[0]]) == [.duplicate])
+    }
+
+    /// The procedure's frozen text names the row's columns and the forwarding rules' match as the code does today: a
+    /// change to either needs a migration that replaces it.
+    @Test func theBatchProcedureNamesTheColumnsAndTheForwardingMatchOfTheCode() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let text = try #require(try await store.scalar("SELECT prosrc FROM pg_proc WHERE proname = 'ingest_batch'", as: String.self))
+        func words(_ sql: String) -> String { sql.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        #expect(words(text).contains("INSERT INTO postbacks (id, \(PostbackRow.insertColumns.joined(separator: ", ")))"))
+        #expect(words(text).contains("JOIN forward_rules r ON \(words(ForwardingOutbox.matches(row: "p"))) AND r.is_full = 0"))
     }
 
     /// When the transaction of the held copies fails after the statement committed the rest, what was committed is

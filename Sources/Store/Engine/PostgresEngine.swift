@@ -97,27 +97,22 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// ``transaction(_:)`` on the sessions `connected` gives.
     func transaction<T>(_ body: (any SQLSession) throws -> T, on connected: ((PostgresSession) throws -> T) throws -> T) throws -> T {
         try withoutActuallyEscaping(body) { body in
-            var attempt = 1
-            while true {
-                do {
-                    return try connected { session in
-                        // Its answer is checked with the first statement's: one wait a transaction less.
-                        _ = try session.rowsAhead("BEGIN", [], reuse: .once)
-                        do {
-                            let result = try body(session)
-                            // A transaction a failed statement aborted ends with the tag `ROLLBACK`, not an error.
-                            let committed = try session.run("COMMIT", [], answerWithin: Self.answerGrace)
-                            guard committed.metadata.command == "COMMIT" else { throw PostgresEngineError.rolledBack }
-                            return result
-                        } catch {
-                            if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
-                                _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
-                            }
-                            throw error
+            try Self.withRetries(when: { Self.askedToRetry($0) || Self.lostBeforeBegin($0) }) {
+                try connected { session in
+                    // Its answer is checked with the first statement's: one wait a transaction less.
+                    _ = try session.rowsAhead("BEGIN", [], reuse: .once)
+                    do {
+                        let result = try body(session)
+                        // A transaction a failed statement aborted ends with the tag `ROLLBACK`, not an error.
+                        let committed = try session.run("COMMIT", [], answerWithin: Self.answerGrace)
+                        guard committed.metadata.command == "COMMIT" else { throw PostgresEngineError.rolledBack }
+                        return result
+                    } catch {
+                        if !(error is PostgresEngineError), !session.pooled.connection.isClosed {
+                            _ = try? session.run("ROLLBACK", [], answerWithin: Self.answerGrace)
                         }
+                        throw error
                     }
-                } catch where attempt < 3 && (Self.askedToRetry(error) || Self.lostBeforeBegin(error)) {
-                    attempt += 1
                 }
             }
         }
@@ -133,13 +128,18 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// ``autocommit(_:)`` on the sessions `connected` gives.
     func autocommit<T>(_ body: (any SQLSession) throws -> T, on connected: ((PostgresSession) throws -> T) throws -> T) throws -> T {
         try withoutActuallyEscaping(body) { body in
-            var attempt = 1
-            while true {
-                do {
-                    return try connected { session in try body(session) }
-                } catch where attempt < 3 && Self.askedToRetry(error) {
-                    attempt += 1
-                }
+            try Self.withRetries(when: Self.askedToRetry) { try connected { session in try body(session) } }
+        }
+    }
+
+    /// Runs `run`, and again while it fails with an error `retry` accepts, three times in all.
+    private static func withRetries<T>(when retry: (any Error) -> Bool, _ run: () throws -> T) throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try run()
+            } catch where attempt < 3 && retry(error) {
+                attempt += 1
             }
         }
     }

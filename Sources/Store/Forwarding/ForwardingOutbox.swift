@@ -161,7 +161,8 @@ public struct ForwardingOutbox: Sendable {
     // MARK: Writing the outbox, inside the ledger's transaction
 
     /// Which rules match a postback row `p` (rule `r`): verified, and every filter the rule sets. The one statement of the
-    /// forwarding rule; both the per-row and the batch insert use it.
+    /// forwarding rule; both the per-row and the batch insert use it. PostgreSQL's `ingest_batch` (migration v17) holds
+    /// it in its frozen text: a change here needs a migration that replaces it.
     static func matches(row p: String) -> String {
         """
         \(p).outcome = 'verified' AND (r.ad_network_id IS NULL OR r.ad_network_id = \(p).ad_network_id)
