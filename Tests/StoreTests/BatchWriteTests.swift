@@ -272,6 +272,39 @@ import TestSupport
         #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int64.self) == 1)
     }
 
+    /// The catalogue changes between the statement that stored a batch and the transaction of its copies: only the
+    /// copies run again, after the reload, and what the statement stored is stored once.
+    @Test func aCatalogueChangeBeforeTheCopiesRunsOnlyTheCopiesAgain() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let intake = try #require(try EngineEqualityTests.traffic(count: 10).first { $0.row != nil })
+        let lane = CatalogueChangingLane(engine: store.engine)
+        #expect(try store.ledger.persist([intake, intake], through: lane) == [.stored, .duplicate])
+        #expect(lane.statements == 1 && lane.transactions == 3)
+        #expect(try await store.column("SELECT disposition FROM receipts ORDER BY id", as: String.self) == ["stored", "duplicate"])
+        #expect(try await store.scalar("SELECT duplicates FROM postbacks", as: Int64.self) == 1)
+    }
+
+    /// A lane that raises the catalogue's version before its first transaction after a statement, as an upload through
+    /// another receiver would; it counts what it ran.
+    final class CatalogueChangingLane: TransactionLane {
+        let engine: any DatabaseEngine
+        private(set) var statements = 0, transactions = 0
+        init(engine: any DatabaseEngine) { self.engine = engine }
+        func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+            statements += 1
+            return try engine.autocommit(body)
+        }
+        func transaction<T>(_ body: (any SQLSession) throws -> T) throws -> T {
+            if statements > 0, transactions == 0 {
+                try engine.transaction { db in _ = try db.execute("UPDATE schema_catalogue_version SET version = version + 1", []) }
+            }
+            transactions += 1
+            return try engine.transaction(body)
+        }
+        func idle() {}
+        func close() {}
+    }
+
     /// SQLite's values are bound through its C functions: what goes in comes back, empty text and bytes are not NULL,
     /// and a statement given the wrong number of values is refused, not run.
     @Test(arguments: TestEngine.allCases) func valuesRoundTrip(engine: TestEngine) async throws {
