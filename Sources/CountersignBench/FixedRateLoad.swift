@@ -22,6 +22,11 @@ struct FixedRateLoad {
         var ok = 0
         var other = 0
         var failed = 0
+        /// The slowest latency, in microseconds, of the requests due in each wall-clock second of the run, from
+        /// `firstSecond` on: where a tail comes from (one stall, or a steady spread), lined up with other probes.
+        var slowestBySecond: [UInt64] = []
+        /// The wall-clock second (since 1970) of `slowestBySecond`'s first entry.
+        var firstSecond = 0
     }
 
     /// The server's base URL (`http://host:port`); bodies go to `/postbacks`.
@@ -78,6 +83,8 @@ struct FixedRateLoad {
         let done: EventLoopPromise<Void>
         var outcome = Outcome()
         private var started: UInt64 = 0
+        /// `started` on the wall clock, in seconds since 1970.
+        private var startedWall = 0.0
         /// The next request not yet due-and-queued, and the due requests waiting for a free connection.
         private var next = 0
         private var waiting: [Int] = []
@@ -99,6 +106,8 @@ struct FixedRateLoad {
 
         func start() {
             started = DispatchTime.now().uptimeNanoseconds
+            startedWall = Date().timeIntervalSince1970
+            outcome.firstSecond = Int(startedWall)
             // Every 200 µs, everything due by now is sent or queued.
             ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .microseconds(200)) { [self] _ in release() }
         }
@@ -154,6 +163,11 @@ struct FixedRateLoad {
         func answered(_ index: Int, status: UInt?) {
             let micros = (DispatchTime.now().uptimeNanoseconds - intended(index)) / 1_000
             _ = outcome.latency.record(micros)
+            let second = Int(startedWall + Double(index) / rate) - outcome.firstSecond
+            if outcome.slowestBySecond.count <= second {
+                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: second + 1 - outcome.slowestBySecond.count))
+            }
+            outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros)
             switch status {
             case 200?: outcome.ok += 1
             case nil: outcome.failed += 1

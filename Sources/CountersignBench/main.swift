@@ -24,6 +24,14 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 let arguments = CommandLine.arguments
+
+/// A per-second series of microseconds as `HH:MM:SS:a,b,...` in milliseconds, the time (UTC) that of its first second,
+/// so two series printed by separate processes line up.
+func timeline(_ micros: [UInt64], from second: Int) -> String {
+    let start = second % 86_400
+    let clock = String(format: "%02d:%02d:%02d", start / 3600, start / 60 % 60, start % 60)
+    return clock + ":" + micros.map { String(format: "%.1f", Double($0) / 1000) }.joined(separator: ",")
+}
 /// Opens the store at `text`. A PostgreSQL store's pool runs in a task of its own until the benchmark exits; an SQLite
 /// store needs nothing running (and the instruction counts, under valgrind, must not start Swift's concurrency runtime).
 func openStore(_ text: String) throws -> StoreDatabase {
@@ -33,15 +41,16 @@ func openStore(_ text: String) throws -> StoreDatabase {
     return store
 }
 
-guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate", "fsync"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS] | fsync DIRECTORY SECONDS\n".utf8))
     exit(2)
 }
 
 if arguments[1] == "rate" {
     // A fixed-rate load (FixedRateLoad): bodies from FILE (one a line, from FIRST_LINE) to URL/postbacks, PER_SECOND a
     // second for SECONDS; prints `rate=... sent=... ok=... other=... failed=... p50_ms=... p90_ms=... p99_ms=...
-    // p999_ms=... max_ms=...`, latency from each request's intended send time.
+    // p999_ms=... max_ms=...`, latency from each request's intended send time, and on standard error the slowest
+    // latency of the requests due in each wall-clock second (`slowest_ms_by_second=HH:MM:SS:...`, the first second's UTC time).
     guard arguments.count >= 6, let rate = Double(arguments[4]), rate > 0, let seconds = Double(arguments[5]), seconds > 0 else {
         FileHandle.standardError.write(Data("usage: countersign-bench rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
         exit(2)
@@ -57,6 +66,23 @@ if arguments[1] == "rate" {
     func milliseconds(_ percentile: Double) -> String { String(format: "%.2f", Double(outcome.latency.valueAtPercentile(percentile)) / 1000) }
     print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) failed=\(outcome.failed) p50_ms=\(milliseconds(50)) "
         + "p90_ms=\(milliseconds(90)) p99_ms=\(milliseconds(99)) p999_ms=\(milliseconds(99.9)) max_ms=\(String(format: "%.2f", Double(outcome.latency.max) / 1000))")
+    FileHandle.standardError.write(Data("slowest_ms_by_second=\(timeline(outcome.slowestBySecond, from: outcome.firstSecond))\n".utf8))
+    exit(0)
+}
+
+if arguments[1] == "fsync" {
+    // The disk's latency next to a benchmark (FsyncProbe): a 4 KiB overwrite and its fdatasync every 20 ms in
+    // DIRECTORY for SECONDS; prints `fsync_p50_ms=... fsync_p99_ms=... fsync_max_ms=... flushes=...`, and on standard
+    // error the slowest flush of each wall-clock second (`fsync_slowest_ms_by_second=HH:MM:SS:...`).
+    guard arguments.count >= 4, let seconds = Double(arguments[3]), seconds > 0 else {
+        FileHandle.standardError.write(Data("usage: countersign-bench fsync DIRECTORY SECONDS\n".utf8))
+        exit(2)
+    }
+    let outcome = try FsyncProbe(directory: arguments[2], seconds: seconds, interval: 0.02).run()
+    func milliseconds(_ value: UInt64) -> String { String(format: "%.2f", Double(value) / 1000) }
+    print("fsync_p50_ms=\(milliseconds(outcome.latency.valueAtPercentile(50))) fsync_p99_ms=\(milliseconds(outcome.latency.valueAtPercentile(99))) "
+        + "fsync_max_ms=\(milliseconds(outcome.latency.max)) flushes=\(outcome.latency.totalCount)")
+    FileHandle.standardError.write(Data("fsync_slowest_ms_by_second=\(timeline(outcome.slowestBySecond, from: outcome.firstSecond))\n".utf8))
     exit(0)
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import JWS
+import MetricsTestKit
 import Postback
 import PostbackMint
 import Testing
@@ -270,6 +271,49 @@ import TestSupport
         }
         #expect(try await store.column("SELECT disposition FROM receipts", as: String.self) == ["stored"])
         #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int64.self) == 1)
+    }
+
+    /// Through the writer, a batch stored in part answers each caller by what happened to its own postback: the one the
+    /// statement committed gets its disposition, only the copy whose transaction failed gets the error, and the failed
+    /// commit shows in the metrics and in readiness until the next commit succeeds.
+    @Test func theWriterAnswersTheStoredCallersOfABatchStoredInPart() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        let intakes = try EngineEqualityTests.traffic(count: 10).filter { $0.row != nil }
+        let intake = try #require(intakes.first)
+        let other = try #require(intakes.first { $0.result.postback?.dedupKey != intake.result.postback?.dedupKey })
+        try store.engine.transaction { db in
+            try db.execute("CREATE FUNCTION refuse_duplicates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                           + "IF NEW.disposition = 'duplicate' THEN RAISE EXCEPTION 'duplicates refused'; END IF; RETURN NEW; END $$", [])
+            try db.execute("CREATE TRIGGER refuse_duplicates BEFORE INSERT OR UPDATE ON receipts FOR EACH ROW EXECUTE FUNCTION refuse_duplicates()", [])
+        }
+        let metrics = TestMetrics()
+        let writer = GroupCommitWriter(database: store, metrics: metrics)
+        let depth = try metrics.expectGauge("countersign_commit_queue_depth")
+        let outcomes = try await withThrowingTaskGroup(of: Result<Disposition, any Error>.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    do { return .success(try await writer.submit(intake)) } catch { return .failure(error) }
+                }
+            }
+            // Both are queued before the writer starts, so they share its first batch.
+            while !depth.values.contains(2) { await Task.yield() }
+            return try await withRunningWriter(writer) {
+                var all: [Result<Disposition, any Error>] = []
+                for try await outcome in group { all.append(outcome) }
+                #expect(!writer.isHealthy)
+                #expect(try await writer.submit(other) == .stored)
+                #expect(writer.isHealthy)
+                return all
+            }
+        }
+        #expect(try metrics.expectRecorder("countersign_commit_batch_size").values.first == 2)
+        #expect(outcomes.compactMap { try? $0.get() } == [Disposition.stored])
+        let failures = outcomes.compactMap { outcome -> (any Error)? in if case .failure(let error) = outcome { error } else { nil } }
+        #expect(failures.count == 1)
+        #expect(!failures.contains { $0 is PostbackLedger.PartlyStored })
+        #expect(try metrics.expectCounter("countersign_commit_failures_total").totalValue == 1)
+        #expect(try await store.column("SELECT disposition FROM receipts", as: String.self) == ["stored", "stored"])
+        #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int64.self) == 2)
     }
 
     /// The catalogue changes between the statement that stored a batch and the transaction of its copies: only the

@@ -1,0 +1,76 @@
+import Foundation
+import Histogram
+
+/// The disk's own latency, measured next to a benchmark: every `interval` it overwrites one 4 KiB block of a small file
+/// in `directory` and times the `fdatasync` that makes it durable. A server's tail that lines up with this probe's is
+/// the disk's (the file system and the device under it), not the server's; one that does not is the server's own.
+///
+/// The probe adds its own small load (one block and one flush per interval), far below a server's commits.
+struct FsyncProbe {
+    /// What a run measured.
+    struct Outcome {
+        /// `fdatasync` times in microseconds.
+        var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        /// The slowest flush, in microseconds, of each wall-clock second of the run, from `firstSecond` on.
+        var slowestBySecond: [UInt64] = []
+        /// The wall-clock second (since 1970) of `slowestBySecond`'s first entry.
+        var firstSecond = 0
+    }
+
+    /// The directory the probe's file is made in: the one the database lives on.
+    let directory: String
+    /// How long to probe, in seconds.
+    let seconds: Double
+    /// Seconds between flushes.
+    let interval: Double
+
+    enum ProbeError: Error, CustomStringConvertible {
+        case cannotOpen(String, Int32)
+        case cannotWrite(Int32)
+        var description: String {
+            switch self {
+            case .cannotOpen(let path, let code): "cannot open \(path): \(String(cString: strerror(code)))"
+            case .cannotWrite(let code): "cannot write or flush the probe file: \(String(cString: strerror(code)))"
+            }
+        }
+    }
+
+    /// Flushes every `interval` for `seconds` and returns the times; the probe's file is removed at the end.
+    func run() throws -> Outcome {
+        let path = (directory as NSString).appendingPathComponent("fsync-probe-\(getpid())")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard descriptor >= 0 else { throw ProbeError.cannotOpen(path, errno) }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let block = [UInt8](repeating: 0x78, count: 4096)
+        // The blocks are written once before timing, so every timed flush overwrites allocated space as a log does.
+        for index in 0..<64 {
+            guard pwrite(descriptor, block, block.count, off_t(index * block.count)) == block.count else { throw ProbeError.cannotWrite(errno) }
+        }
+        guard fsync(descriptor) == 0 else { throw ProbeError.cannotWrite(errno) }
+        var outcome = Outcome()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let startWall = Date().timeIntervalSince1970
+        outcome.firstSecond = Int(startWall)
+        var index = 0
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let elapsed = Double(now - start) / 1e9
+            if elapsed >= seconds { break }
+            guard pwrite(descriptor, block, block.count, off_t(index % 64 * block.count)) == block.count else { throw ProbeError.cannotWrite(errno) }
+            index += 1
+            guard fdatasync(descriptor) == 0 else { throw ProbeError.cannotWrite(errno) }
+            let micros = (DispatchTime.now().uptimeNanoseconds - now) / 1_000
+            _ = outcome.latency.record(micros)
+            let second = Int(startWall + elapsed) - outcome.firstSecond
+            if outcome.slowestBySecond.count <= second {
+                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: second + 1 - outcome.slowestBySecond.count))
+            }
+            outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros)
+            usleep(useconds_t(interval * 1e6))
+        }
+        return outcome
+    }
+}
