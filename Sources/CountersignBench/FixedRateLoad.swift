@@ -161,7 +161,9 @@ struct FixedRateLoad {
 
         /// Request `index` got status `status` (nil: its connection failed).
         func answered(_ index: Int, status: UInt?) {
-            let micros = (DispatchTime.now().uptimeNanoseconds - intended(index)) / 1_000
+            // A request failed before it was due (every connection closed) counts as answered when due.
+            let (now, due) = (DispatchTime.now().uptimeNanoseconds, intended(index))
+            let micros = now > due ? (now - due) / 1_000 : 0
             _ = outcome.latency.record(micros)
             let second = Int(startedWall + Double(index) / rate) - outcome.firstSecond
             if outcome.slowestBySecond.count <= second {

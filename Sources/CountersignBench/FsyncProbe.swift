@@ -1,9 +1,10 @@
 import Foundation
 import Histogram
 
-/// The disk's own latency, measured next to a benchmark: every `interval` it overwrites one 4 KiB block of a small file
-/// in `directory` and times the `fdatasync` that makes it durable. A server's tail that lines up with this probe's is
-/// the disk's (the file system and the device under it), not the server's; one that does not is the server's own.
+/// The disk's own latency, measured next to a benchmark: every `interval` (or at once after a flush that took longer)
+/// it overwrites one 4 KiB block of a small file in `directory` and times the `fdatasync` that makes it durable. A
+/// server's tail that lines up with this probe's is the disk's (the file system and the device under it), not the
+/// server's; one that does not is the server's own.
 ///
 /// The probe adds its own small load (one block and one flush per interval), far below a server's commits.
 struct FsyncProbe {
@@ -61,16 +62,31 @@ struct FsyncProbe {
             if elapsed >= seconds { break }
             guard pwrite(descriptor, block, block.count, off_t(index % 64 * block.count)) == block.count else { throw ProbeError.cannotWrite(errno) }
             index += 1
-            guard fdatasync(descriptor) == 0 else { throw ProbeError.cannotWrite(errno) }
-            let micros = (DispatchTime.now().uptimeNanoseconds - now) / 1_000
+            guard Self.flushData(descriptor) == 0 else { throw ProbeError.cannotWrite(errno) }
+            let finished = DispatchTime.now().uptimeNanoseconds
+            let micros = (finished - now) / 1_000
             _ = outcome.latency.record(micros)
-            let second = Int(startWall + elapsed) - outcome.firstSecond
-            if outcome.slowestBySecond.count <= second {
-                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: second + 1 - outcome.slowestBySecond.count))
+            // A flush counts in every second it overlapped, so one that spans seconds shows in each of them.
+            let first = Int(startWall + elapsed) - outcome.firstSecond
+            let last = Int(startWall + Double(finished - start) / 1e9) - outcome.firstSecond
+            if outcome.slowestBySecond.count <= last {
+                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: last + 1 - outcome.slowestBySecond.count))
             }
-            outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros)
-            usleep(useconds_t(interval * 1e6))
+            for second in first...last { outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros) }
+            // Flushes are due every `interval` from the start; one that ran late is followed at once by the next.
+            let due = start + UInt64(Double(index) * interval * 1e9)
+            let after = DispatchTime.now().uptimeNanoseconds
+            if due > after { usleep(useconds_t((due - after) / 1_000)) }
         }
         return outcome
+    }
+
+    /// Makes the file's data durable: `fdatasync` where there is one (Linux), `fsync` elsewhere.
+    private static func flushData(_ descriptor: Int32) -> Int32 {
+        #if os(Linux)
+        fdatasync(descriptor)
+        #else
+        fsync(descriptor)
+        #endif
     }
 }

@@ -25,13 +25,14 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 
 let arguments = CommandLine.arguments
 
-/// A per-second series of microseconds as `HH:MM:SS:a,b,...` in milliseconds, the time (UTC) that of its first second,
-/// so two series printed by separate processes line up.
+/// A per-second series of microseconds as `HH:MM:SS:a,b,...` in milliseconds, where `HH:MM:SS` is the UTC time of
+/// its first second, so two series printed by separate processes line up.
 func timeline(_ micros: [UInt64], from second: Int) -> String {
     let start = second % 86_400
     let clock = String(format: "%02d:%02d:%02d", start / 3600, start / 60 % 60, start % 60)
     return clock + ":" + micros.map { String(format: "%.1f", Double($0) / 1000) }.joined(separator: ",")
 }
+
 /// Opens the store at `text`. A PostgreSQL store's pool runs in a task of its own until the benchmark exits; an SQLite
 /// store needs nothing running (and the instruction counts, under valgrind, must not start Swift's concurrency runtime).
 func openStore(_ text: String) throws -> StoreDatabase {
@@ -71,7 +72,7 @@ if arguments[1] == "rate" {
 }
 
 if arguments[1] == "fsync" {
-    // The disk's latency next to a benchmark (FsyncProbe): a 4 KiB overwrite and its fdatasync every 20 ms in
+    // The disk's latency next to a benchmark (FsyncProbe): a 4 KiB overwrite and its fdatasync due every 20 ms in
     // DIRECTORY for SECONDS; prints `fsync_p50_ms=... fsync_p99_ms=... fsync_max_ms=... flushes=...`, and on standard
     // error the slowest flush of each wall-clock second (`fsync_slowest_ms_by_second=HH:MM:SS:...`).
     guard arguments.count >= 4, let seconds = Double(arguments[3]), seconds > 0 else {

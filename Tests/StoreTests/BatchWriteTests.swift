@@ -258,11 +258,7 @@ import TestSupport
     @Test func aBatchWhoseCopiesFailAfterItsStatementCommittedSaysWhatWasStored() async throws {
         let store = try TestEngine.postgres.freshStore()
         let intake = try #require(try EngineEqualityTests.traffic(count: 10).first { $0.row != nil })
-        try store.engine.transaction { db in
-            try db.execute("CREATE FUNCTION refuse_duplicates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                           + "IF NEW.disposition = 'duplicate' THEN RAISE EXCEPTION 'duplicates refused'; END IF; RETURN NEW; END $$", [])
-            try db.execute("CREATE TRIGGER refuse_duplicates BEFORE INSERT OR UPDATE ON receipts FOR EACH ROW EXECUTE FUNCTION refuse_duplicates()", [])
-        }
+        try Self.refuseDuplicates(store)
         do {
             let dispositions = try store.ledger.persist([intake, intake])
             Issue.record("the copy's transaction should have failed, not \(dispositions)")
@@ -281,39 +277,51 @@ import TestSupport
         let intakes = try EngineEqualityTests.traffic(count: 10).filter { $0.row != nil }
         let intake = try #require(intakes.first)
         let other = try #require(intakes.first { $0.result.postback?.dedupKey != intake.result.postback?.dedupKey })
+        try Self.refuseDuplicates(store)
+        let metrics = TestMetrics()
+        let writer = GroupCommitWriter(database: store, metrics: metrics)
+        let depth = try metrics.expectGauge("countersign_commit_queue_depth")
+        // Waits (a bounded number of turns) until the writer's queue has held `count` intakes.
+        func queued(_ count: Int) async -> Bool {
+            for _ in 0..<100_000 { if depth.values.contains(Double(count)) { return true }; await Task.yield() }
+            return false
+        }
+        @Sendable func submitted() async -> Result<Disposition, any Error> {
+            do { return .success(try await writer.submit(intake)) } catch { return .failure(error) }
+        }
+        // The postback first, then its copy, both queued before the writer starts, so they share its first batch in
+        // that order: the statement stores the first and holds the copy, whose transaction the trigger makes fail.
+        let first = Task { await submitted() }
+        #expect(await queued(1))
+        let copy = Task { await submitted() }
+        #expect(await queued(2))
+        let (stored, failed) = try await withRunningWriter(writer) {
+            let outcomes = (await first.value, await copy.value)
+            #expect(!writer.isHealthy)
+            let next = try await writer.submit(other)
+            #expect(next == .stored)
+            #expect(writer.isHealthy)
+            return outcomes
+        }
+        #expect(try metrics.expectRecorder("countersign_commit_batch_size").values.first == 2)
+        #expect(try stored.get() == .stored)
+        #expect(throws: (any Error).self) { try failed.get() }
+        if case .failure(let error) = failed {
+            #expect(!(error is PostbackLedger.PartlyStored))
+            #expect(String(describing: error).contains("duplicates refused"))
+        }
+        #expect(try metrics.expectCounter("countersign_commit_failures_total").totalValue == 1)
+        #expect(try await store.column("SELECT disposition FROM receipts", as: String.self) == ["stored", "stored"])
+        #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int64.self) == 2)
+    }
+
+    /// Makes PostgreSQL refuse every receipt of a duplicate, so the transaction that judges copies fails.
+    static func refuseDuplicates(_ store: StoreDatabase) throws {
         try store.engine.transaction { db in
             try db.execute("CREATE FUNCTION refuse_duplicates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
                            + "IF NEW.disposition = 'duplicate' THEN RAISE EXCEPTION 'duplicates refused'; END IF; RETURN NEW; END $$", [])
             try db.execute("CREATE TRIGGER refuse_duplicates BEFORE INSERT OR UPDATE ON receipts FOR EACH ROW EXECUTE FUNCTION refuse_duplicates()", [])
         }
-        let metrics = TestMetrics()
-        let writer = GroupCommitWriter(database: store, metrics: metrics)
-        let depth = try metrics.expectGauge("countersign_commit_queue_depth")
-        let outcomes = try await withThrowingTaskGroup(of: Result<Disposition, any Error>.self) { group in
-            for _ in 0..<2 {
-                group.addTask {
-                    do { return .success(try await writer.submit(intake)) } catch { return .failure(error) }
-                }
-            }
-            // Both are queued before the writer starts, so they share its first batch.
-            while !depth.values.contains(2) { await Task.yield() }
-            return try await withRunningWriter(writer) {
-                var all: [Result<Disposition, any Error>] = []
-                for try await outcome in group { all.append(outcome) }
-                #expect(!writer.isHealthy)
-                #expect(try await writer.submit(other) == .stored)
-                #expect(writer.isHealthy)
-                return all
-            }
-        }
-        #expect(try metrics.expectRecorder("countersign_commit_batch_size").values.first == 2)
-        #expect(outcomes.compactMap { try? $0.get() } == [Disposition.stored])
-        let failures = outcomes.compactMap { outcome -> (any Error)? in if case .failure(let error) = outcome { error } else { nil } }
-        #expect(failures.count == 1)
-        #expect(!failures.contains { $0 is PostbackLedger.PartlyStored })
-        #expect(try metrics.expectCounter("countersign_commit_failures_total").totalValue == 1)
-        #expect(try await store.column("SELECT disposition FROM receipts", as: String.self) == ["stored", "stored"])
-        #expect(try await store.scalar("SELECT count(*) FROM postbacks", as: Int64.self) == 2)
     }
 
     /// The catalogue changes between the statement that stored a batch and the transaction of its copies: only the
