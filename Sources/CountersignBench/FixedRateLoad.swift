@@ -22,11 +22,8 @@ struct FixedRateLoad {
         var ok = 0
         var other = 0
         var failed = 0
-        /// The slowest latency, in microseconds, of the requests due in each wall-clock second of the run, from
-        /// `firstSecond` on: where a tail comes from (one stall, or a steady spread), lined up with other probes.
-        var slowestBySecond: [UInt64] = []
-        /// The wall-clock second (since 1970) of `slowestBySecond`'s first entry.
-        var firstSecond = 0
+        /// The slowest latency of the requests due in each wall-clock second of the run.
+        var slowestBySecond = SlowestBySecond(start: 0)
     }
 
     /// The server's base URL (`http://host:port`); bodies go to `/postbacks`.
@@ -107,7 +104,7 @@ struct FixedRateLoad {
         func start() {
             started = DispatchTime.now().uptimeNanoseconds
             startedWall = Date().timeIntervalSince1970
-            outcome.firstSecond = Int(startedWall)
+            outcome.slowestBySecond = SlowestBySecond(start: startedWall)
             // Every 200 µs, everything due by now is sent or queued.
             ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .microseconds(200)) { [self] _ in release() }
         }
@@ -165,11 +162,8 @@ struct FixedRateLoad {
             let (now, due) = (DispatchTime.now().uptimeNanoseconds, intended(index))
             let micros = now > due ? (now - due) / 1_000 : 0
             _ = outcome.latency.record(micros)
-            let second = Int(startedWall + Double(index) / rate) - outcome.firstSecond
-            if outcome.slowestBySecond.count <= second {
-                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: second + 1 - outcome.slowestBySecond.count))
-            }
-            outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros)
+            let dueOnWallClock = startedWall + Double(index) / rate
+            outcome.slowestBySecond.record(micros, from: dueOnWallClock, through: dueOnWallClock)
             switch status {
             case 200?: outcome.ok += 1
             case nil: outcome.failed += 1

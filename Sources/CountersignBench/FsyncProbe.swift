@@ -12,10 +12,8 @@ struct FsyncProbe {
     struct Outcome {
         /// `fdatasync` times in microseconds.
         var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        /// The slowest flush, in microseconds, of each wall-clock second of the run, from `firstSecond` on.
-        var slowestBySecond: [UInt64] = []
-        /// The wall-clock second (since 1970) of `slowestBySecond`'s first entry.
-        var firstSecond = 0
+        /// The slowest flush of each wall-clock second of the run; a flush counts in every second it overlapped.
+        var slowestBySecond = SlowestBySecond(start: 0)
     }
 
     /// The directory the probe's file is made in: the one the database lives on.
@@ -54,7 +52,7 @@ struct FsyncProbe {
         var outcome = Outcome()
         let start = DispatchTime.now().uptimeNanoseconds
         let startWall = Date().timeIntervalSince1970
-        outcome.firstSecond = Int(startWall)
+        outcome.slowestBySecond = SlowestBySecond(start: startWall)
         var index = 0
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
@@ -66,13 +64,7 @@ struct FsyncProbe {
             let finished = DispatchTime.now().uptimeNanoseconds
             let micros = (finished - now) / 1_000
             _ = outcome.latency.record(micros)
-            // A flush counts in every second it overlapped, so one that spans seconds shows in each of them.
-            let first = Int(startWall + elapsed) - outcome.firstSecond
-            let last = Int(startWall + Double(finished - start) / 1e9) - outcome.firstSecond
-            if outcome.slowestBySecond.count <= last {
-                outcome.slowestBySecond.append(contentsOf: repeatElement(0, count: last + 1 - outcome.slowestBySecond.count))
-            }
-            for second in first...last { outcome.slowestBySecond[second] = max(outcome.slowestBySecond[second], micros) }
+            outcome.slowestBySecond.record(micros, from: startWall + elapsed, through: startWall + Double(finished - start) / 1e9)
             // Flushes are due every `interval` from the start; one that ran late is followed at once by the next.
             let due = start + UInt64(Double(index) * interval * 1e9)
             let after = DispatchTime.now().uptimeNanoseconds

@@ -25,14 +25,6 @@ func measure(seconds: Double, _ body: () -> Bool) -> Double {
 
 let arguments = CommandLine.arguments
 
-/// A per-second series of microseconds as `HH:MM:SS:a,b,...` in milliseconds, where `HH:MM:SS` is the UTC time of
-/// its first second, so two series printed by separate processes line up.
-func timeline(_ micros: [UInt64], from second: Int) -> String {
-    let start = second % 86_400
-    let clock = String(format: "%02d:%02d:%02d", start / 3600, start / 60 % 60, start % 60)
-    return clock + ":" + micros.map { String(format: "%.1f", Double($0) / 1000) }.joined(separator: ",")
-}
-
 /// Opens the store at `text`. A PostgreSQL store's pool runs in a task of its own until the benchmark exits; an SQLite
 /// store needs nothing running (and the instruction counts, under valgrind, must not start Swift's concurrency runtime).
 func openStore(_ text: String) throws -> StoreDatabase {
@@ -67,7 +59,7 @@ if arguments[1] == "rate" {
     func milliseconds(_ percentile: Double) -> String { String(format: "%.2f", Double(outcome.latency.valueAtPercentile(percentile)) / 1000) }
     print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) failed=\(outcome.failed) p50_ms=\(milliseconds(50)) "
         + "p90_ms=\(milliseconds(90)) p99_ms=\(milliseconds(99)) p999_ms=\(milliseconds(99.9)) max_ms=\(String(format: "%.2f", Double(outcome.latency.max) / 1000))")
-    FileHandle.standardError.write(Data("slowest_ms_by_second=\(timeline(outcome.slowestBySecond, from: outcome.firstSecond))\n".utf8))
+    FileHandle.standardError.write(Data("slowest_ms_by_second=\(outcome.slowestBySecond)\n".utf8))
     exit(0)
 }
 
@@ -83,7 +75,7 @@ if arguments[1] == "fsync" {
     func milliseconds(_ value: UInt64) -> String { String(format: "%.2f", Double(value) / 1000) }
     print("fsync_p50_ms=\(milliseconds(outcome.latency.valueAtPercentile(50))) fsync_p99_ms=\(milliseconds(outcome.latency.valueAtPercentile(99))) "
         + "fsync_max_ms=\(milliseconds(outcome.latency.max)) flushes=\(outcome.latency.totalCount)")
-    FileHandle.standardError.write(Data("fsync_slowest_ms_by_second=\(timeline(outcome.slowestBySecond, from: outcome.firstSecond))\n".utf8))
+    FileHandle.standardError.write(Data("fsync_slowest_ms_by_second=\(outcome.slowestBySecond)\n".utf8))
     exit(0)
 }
 
