@@ -24,6 +24,9 @@ struct FixedRateLoad {
         var failed = 0
         /// The slowest latency of the requests due in each wall-clock second of the run.
         var slowestBySecond = SlowestBySecond(start: 0)
+        /// How busy the machine's cores were from the first request due to the last answer, 0 to 1 (nil where it
+        /// cannot be read): a share of the maximum rate is not that share of the CPU.
+        var cpuBusy: Double?
     }
 
     /// The server's base URL (`http://host:port`); bodies go to `/postbacks`.
@@ -56,10 +59,14 @@ struct FixedRateLoad {
                 channel.pipeline.addHTTPClientHandlers().flatMap { channel.pipeline.addHandler(Connection(schedule: schedule)) }
             }
         let channels = try (0..<connections).map { _ in try bootstrap.connect(host: host, port: port).wait() }
+        let cpuBefore = MachineCPU.now()
         try loop.submit { schedule.start() }.wait()
         try schedule.done.futureResult.wait()
+        let cpuAfter = MachineCPU.now()
         for channel in channels { try? channel.close().wait() }
-        return try loop.submit { schedule.outcome }.wait()
+        var outcome = try loop.submit { schedule.outcome }.wait()
+        if let cpuBefore, let cpuAfter { outcome.cpuBusy = cpuAfter.busyShare(since: cpuBefore) }
+        return outcome
     }
 
     enum LoadError: Error, CustomStringConvertible {
