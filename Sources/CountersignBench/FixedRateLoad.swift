@@ -65,7 +65,7 @@ struct FixedRateLoad {
         let cpuAfter = MachineCPU.now()
         for channel in channels { try? channel.close().wait() }
         var outcome = try loop.submit { schedule.outcome }.wait()
-        if let cpuBefore, let cpuAfter { outcome.cpuBusy = cpuAfter.busyShare(since: cpuBefore) }
+        if let cpuBefore { outcome.cpuBusy = cpuAfter?.busyShare(since: cpuBefore) }
         return outcome
     }
 

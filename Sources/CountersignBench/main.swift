@@ -43,8 +43,8 @@ if arguments[1] == "rate" {
     // A fixed-rate load (FixedRateLoad): bodies from FILE (one a line, from FIRST_LINE) to URL/postbacks, PER_SECOND a
     // second for SECONDS; prints `rate=... sent=... ok=... other=... failed=... p50_ms=... p90_ms=... p99_ms=...
     // p999_ms=... max_ms=... cpu_busy=...%`, latency from each request's intended send time and how busy the machine's
-    // cores were while it ran (every process), and on standard error the slowest
-    // latency of the requests due in each wall-clock second (`slowest_ms_by_second=HH:MM:SS:...`, the first second's UTC time).
+    // cores were while it ran (every process), and on standard error the slowest latency of the requests due in each
+    // wall-clock second (`slowest_ms_by_second=HH:MM:SS:...`, the first second's UTC time).
     guard arguments.count >= 6, let rate = Double(arguments[4]), rate > 0, let seconds = Double(arguments[5]), seconds > 0 else {
         FileHandle.standardError.write(Data("usage: countersign-bench rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS]\n".utf8))
         exit(2)
