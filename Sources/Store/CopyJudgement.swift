@@ -8,7 +8,7 @@ import Postback
 ///
 /// On PostgreSQL the rows are read `FOR UPDATE` in id order, so receivers racing on the same postbacks judge its copies
 /// one at a time and always lock in the same order; then the rollup rows their counters move are locked in key order
-/// (``Rollup/postgresLockForCopies``), the order the fold takes them in, so two commit threads do not deadlock on them.
+/// (``Rollup/postgresLockForCopies``), the order the fold takes them in, so two receivers' commits do not deadlock on them.
 /// One case is left out of that order: a copy that replaces a folded row moves the rollup row of the row's new key too,
 /// which is locked when it is met. That is rare (a verified copy of an unverifiable postback), and should it deadlock,
 /// PostgreSQL breaks the deadlock after a second and the batch runs again. A copy that replaces its row (the first verified copy of an

@@ -17,9 +17,9 @@ import Synchronization
 ///
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
 /// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle. SQLite has one
-/// writer, so one thread commits; PostgreSQL commits several transactions at once, and there ``commitThreads`` threads
-/// take turns, so a batch gathers and commits while the previous one waits for the server (each commit there is a few
-/// round trips, and the machine's cores were idle while one thread waited for them).
+/// writer, so one thread commits. PostgreSQL could commit several transactions at once, but ``commitThreads`` is one
+/// there too: a batch is one round trip, the next batch gathers while it waits, and two backends writing the same
+/// tables at once cost more CPU a postback than one (docs/performance.md).
 ///
 /// A swift-service-lifecycle `Service`: ``run()`` starts the commit thread and, on graceful shutdown (or cancellation),
 /// commits what is pending, folds the rollup and ends the thread before it returns. A service group shuts services
@@ -51,8 +51,9 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     static func foldEvery(_ dialect: SQLDialect) -> Int { dialect == .sqlite ? 32 : 128 }
     /// Seconds a commit thread waits for work before its lane gives its connection back.
     static let laneIdleGrace = 1.0
-    /// Commit threads on PostgreSQL.
-    static let commitThreads = 2
+    /// Commit threads on PostgreSQL. Two, alternated with one in four pairs of `scripts/bench-ingest` runs, took
+    /// 3,328 postbacks a second on average against 3,782, and more CPU a postback at fixed rates.
+    static let commitThreads = 1
 
     /// Creates a writer over `database` that records its metrics (batch sizes, commit and fold times, queue depth,
     /// failures) with `metrics`; nothing runs until ``run()``.
@@ -75,7 +76,7 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
             let thread = Thread { [self] in
                 // Named by the thread itself, in at most 15 bytes (Linux's limit): `top -H` and `perf` show it.
                 // Foundation's `Thread.name` applies a name only once the starting thread has recorded the new
-                // thread's handle, a race the new thread often won: one of PostgreSQL's two commit threads kept the
+                // thread's handle, a race the new thread often won: a commit thread then kept the
                 // dispatch pool's name, and `scripts/cpu-budget` counted its commits as request handling.
                 try? "cs-commit-\(index)".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
                 self.commitLoop(first: index == 0)

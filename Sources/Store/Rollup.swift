@@ -41,9 +41,10 @@ enum Rollup {
     private static let keyPositions = (1...key.count).map(String.init).joined(separator: ", ")
 
     /// PostgreSQL: locks, in key order, the rollup rows of the postbacks `?` (an array of ids). A copy's counters move
-    /// its folded postback's rollup row (through the `conversion_rollup_follow` trigger); two commit threads doing so
-    /// in the order their postbacks came in took the same rows in opposite orders and deadlocked (PostgreSQL broke each
-    /// deadlock after its `deadlock_timeout`, a second, and the batch ran again). Taken in one order, as the fold takes
+    /// its folded postback's rollup row (through the `conversion_rollup_follow` trigger); two commits (of one
+    /// receiver's two commit threads then, of two receivers now) doing so in the order their postbacks came in took the
+    /// same rows in opposite orders and deadlocked (PostgreSQL broke each deadlock after its `deadlock_timeout`, a
+    /// second, and the batch ran again). Taken in one order, as the fold takes
     /// them, they only wait. A postback still listed in `rollup_pending` moves no rollup row (the trigger leaves it to
     /// the fold), so its key is not locked: a copy of a fresh postback would otherwise wait for a fold holding the same
     /// busy keys, for nothing. The copy holds its postbacks' rows (`FOR UPDATE`) by then, and a fold deletes from

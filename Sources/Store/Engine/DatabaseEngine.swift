@@ -76,8 +76,8 @@ extension DatabaseEngine {
 /// cooperative pool's few threads and never grows the process's threads without bound.
 ///
 /// At most ``threads`` store operations run at once in a process; more wait in the pool's queue, without a thread. That
-/// covers SQLite's readers and PostgreSQL's default pool of 10 connections with room to spare; the commit threads of
-/// ``GroupCommitWriter`` are its own. The pool starts with the first operation and lives as long as the process.
+/// covers SQLite's readers and PostgreSQL's default pool of 10 connections with room to spare; the commit thread of
+/// ``GroupCommitWriter`` is its own. The pool starts with the first operation and lives as long as the process.
 package enum Blocking {
     /// The most store operations that run at once.
     static let threads = 32

@@ -145,7 +145,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     }
 
     /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
-    /// connections the commit threads lease per transaction, so reports, folds and readiness still get one.
+    /// connections the commit thread leases per transaction, so reports, folds and readiness still get one.
     func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
 
     /// The connection closed before the server answered `BEGIN`: nothing ran, so the transaction can run on another
