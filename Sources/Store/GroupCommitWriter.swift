@@ -18,8 +18,10 @@ import Synchronization
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
 /// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle. SQLite has one
 /// writer, so one thread commits. PostgreSQL could commit several transactions at once, but ``commitThreads`` is one
-/// there too: a batch is one round trip, the next batch gathers while it waits, and two backends writing the same
-/// tables at once cost more CPU a postback than one (docs/performance.md).
+/// there too: a batch without copies is one round trip, the next batch gathers while it waits, and two backends writing
+/// the same tables at once cost more CPU a postback than one (docs/performance.md). The price: whatever a batch waits
+/// for (a copy's row held by a fold, a schema upload's lock, a connection that stopped answering, up to the statement
+/// timeout) holds every batch behind it on that receiver.
 ///
 /// A swift-service-lifecycle `Service`: ``run()`` starts the commit thread and, on graceful shutdown (or cancellation),
 /// commits what is pending, folds the rollup and ends the thread before it returns. A service group shuts services

@@ -145,7 +145,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     }
 
     /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
-    /// connections the commit thread leases per transaction, so reports, folds and readiness still get one.
+    /// connections (sized when PostgreSQL had two commit threads, and kept: three left for reports, folds and
+    /// readiness) the commit thread leases per transaction, so those still get one.
     func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
 
     /// The connection closed before the server answered `BEGIN`: nothing ran, so the transaction can run on another
