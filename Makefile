@@ -5,10 +5,15 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FUZZ_SECONDS ?= 10
 
-.PHONY: run test build release deps clean
+.PHONY: run test build release deps test-deps clean
 
+# What serving needs (OpenSSL, SQLite, Chart.js); the Swift toolchain (6.2 or later) must already be on PATH.
 deps:
 	@scripts/install-deps
+
+# What only the tests need besides: PostgreSQL, Chromium and its driver, node, sqlite3's shell.
+test-deps:
+	@scripts/install-deps --test
 
 build: deps
 	$(SWIFT) build --product countersign
@@ -27,7 +32,7 @@ run: build
 # PostgreSQL server (scripts/with-postgres); the Swift Testing summary stays the last line printed (CI reads it).
 # The tests take about two minutes; a run still going after TEST_TIMEOUT seconds has hung and fails (exit 124).
 TEST_TIMEOUT ?= 1800
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	scripts/fuzz $(FUZZ_SECONDS)
 	node --test Tests/Dashboard

@@ -125,12 +125,14 @@ public enum AppleAdsAPI {
     }
 
     /// The name in an answer about `entity`: `name`, or a keyword's `text`, inside the Platform API's `result`, v5's
-    /// `data`, or at the top level (Apple's v5 examples show both).
+    /// `data`, or at the top level (Apple's v5 examples show both). A name holding a character names may not hold
+    /// (``LabelText``: control, format such as bidi overrides, zero-width, noncharacters) is no name: nil, so the
+    /// entity stays unnamed rather than shown in disguise.
     public static func name(of entity: Entity, from body: [UInt8]) -> String? {
         guard let object = (try? JSONParser.parse(body))?.object else { return nil }
         let item = object["result"]?.object ?? object["data"]?.object ?? object
         let field = if case .keyword = entity { "text" } else { "name" }
-        guard let name = item[field]?.string ?? item["name"]?.string, !name.isEmpty else { return nil }
+        guard let name = item[field]?.string ?? item["name"]?.string, !name.isEmpty, !LabelText.hasRefused(name) else { return nil }
         return name
     }
 }

@@ -125,7 +125,9 @@ extension AttributionRecord {
         switch object[key] {
         case nil, .null?: return nil
         case .string(let text)?:
-            guard !JSONText.hasControlCharacter(text) else { throw RecordProblem(field: key, message: "must not hold control characters") }
+            if let problem = LabelText.problem(text) {
+                throw RecordProblem(field: key, message: "must not hold \(LabelText.refusedKinds); it \(problem)")
+            }
             return text
         default: throw RecordProblem(field: key, message: "must be a string")
         }

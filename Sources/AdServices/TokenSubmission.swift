@@ -68,9 +68,9 @@ public struct TokenSubmission: Sendable, Equatable {
         for (key, path) in [("app", \TokenSubmission.app), ("install-id", \TokenSubmission.installID)] {
             switch object[key] {
             case nil, .null?: break
-            case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= 256 && !JSONText.hasControlCharacter(text):
+            case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= 256 && !LabelText.hasRefused(text):
                 submission[keyPath: path] = text
-            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 characters without control characters"))
+            default: return .failure(RecordProblem(field: key, message: "must be a string of 1 to 256 characters without \(LabelText.refusedKinds)"))
             }
         }
         switch object["token-created-at"] {

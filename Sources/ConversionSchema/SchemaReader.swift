@@ -51,6 +51,16 @@ private struct Reader {
         return string
     }
 
+    /// A name reports and the dashboard show (the schema's, a level's, a value's, a bit field's, an event's): a string
+    /// without control, format (bidi, zero-width) or noncharacter code points (``LabelText``).
+    mutating func name(_ value: JSONValue?, _ path: String) -> String? {
+        guard let name = string(value, path) else { return nil }
+        if let problem = LabelText.problem(name) {
+            error(path, "must be a name without \(LabelText.refusedKinds); it \(problem)")
+        }
+        return name
+    }
+
     mutating func integer(_ value: JSONValue?, _ path: String) -> Int? {
         guard let value else { return nil }
         guard let integer = value.int64 else { error(path, "must be a whole number, not \(value.serialized)"); return nil }
@@ -112,7 +122,7 @@ private struct Reader {
             error(entry.path, "mixed currencies: \(entry.currency) where the schema uses \(documentCurrency ?? "")")
         }
         // With an error recorded the schema is not used; the app stands in as 0.
-        return ConversionSchema(app: appID ?? AppID(0), name: string(root["name"], "$.name"), currency: documentCurrency,
+        return ConversionSchema(app: appID ?? AppID(0), name: self.name(root["name"], "$.name"), currency: documentCurrency,
                                 sourceHierarchy: hierarchy, versions: versions)
     }
 
@@ -131,7 +141,7 @@ private struct Reader {
             if digitsText.utf8.count != digits || !digitsText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
                 error("\(path).\(digitsText)", "must be \(digits) digit(s)")
             }
-            names[digitsText] = string(member.value, "\(path).\(digitsText)")
+            names[digitsText] = self.name(member.value, "\(path).\(digitsText)")
         }
         return names
     }
@@ -143,7 +153,7 @@ private struct Reader {
         for (index, item) in items.enumerated() {
             let itemPath = "\(path)[\(index)]"
             guard let object = object(item, itemPath, allowed: ["level", "digits", "names", "network-names"], required: ["level", "digits"]) else { continue }
-            let name = string(object["level"], itemPath + ".level") ?? ""
+            let name = self.name(object["level"], itemPath + ".level") ?? ""
             guard let digits = array(object["digits"], itemPath + ".digits") else { continue }
             let positions = digits.enumerated().compactMap { integer($0.element, "\(itemPath).digits[\($0.offset)]") }
             guard positions.count == digits.count else { continue }
@@ -305,7 +315,7 @@ private struct Reader {
         for (index, item) in items.enumerated() {
             let itemPath = "\(path)[\(index)]"
             guard let object = object(item, itemPath, allowed: ["name", "bits", "values"], required: ["name", "bits", "values"]) else { continue }
-            let name = string(object["name"], itemPath + ".name") ?? ""
+            let name = self.name(object["name"], itemPath + ".name") ?? ""
             guard let bounds = array(object["bits"], itemPath + ".bits") else { continue }
             let numbers = bounds.enumerated().compactMap { integer($0.element, "\(itemPath).bits[\($0.offset)]") }
             guard numbers.count == 2, numbers[0] <= numbers[1] else {
@@ -341,7 +351,7 @@ private struct Reader {
             for (index, item) in items.enumerated() {
                 let eventPath = "\(path).events[\(index)]"
                 guard let event = self.object(item, eventPath, allowed: ["name", "count", "revenue", "properties"], required: ["name"]) else { continue }
-                var parsed = BusinessEvent(name: string(event["name"], eventPath + ".name") ?? "", count: nil, revenue: nil,
+                var parsed = BusinessEvent(name: self.name(event["name"], eventPath + ".name") ?? "", count: nil, revenue: nil,
                                            properties: properties(event["properties"], eventPath + ".properties"))
                 if let count = integer(event["count"], eventPath + ".count") {
                     if !(1...Reader.largestCount).contains(count) { error(eventPath + ".count", "must be 1 to \(Reader.largestCount)") }

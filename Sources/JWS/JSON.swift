@@ -516,11 +516,9 @@ public struct JSONParser {
                 case UInt8(ascii: "\\"): scalars.append("\\")
                 case UInt8(ascii: "/"): scalars.append("/")
                 case UInt8(ascii: "b"), UInt8(ascii: "f"): throw error("control character in string")
-                case UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t") where limits.singleLineStrings:
-                    throw error("control character in string")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
+                case UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    if limits.singleLineStrings { throw error("control character in string") }
+                    scalars.append(escape == UInt8(ascii: "n") ? "\n" : escape == UInt8(ascii: "r") ? "\r" : "\t")
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800...0xDBFF).contains(code) {

@@ -1,4 +1,5 @@
 import Foundation
+import JWS
 import Postback
 
 /// What a network's export says it bought and what it claims, per day, app, ad network, campaign and country: the rows
@@ -222,8 +223,8 @@ public enum SpendFile {
                 if isAdNetworkID(network) { row.adNetwork = network } else { fail(.adNetwork, "must be a lowercase ad network id such as example123.skadnetwork, got \(quoted(network))") }
             } else { fail(.adNetwork, "is empty; every row needs the ad network id") }
             if let campaign = cell(.campaign) {
-                if campaign.count <= 64, !campaign.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { row.campaign = campaign } else {
-                    fail(.campaign, "must be 1 to 64 characters without control characters")
+                if campaign.count <= 64, !LabelText.hasRefused(campaign) { row.campaign = campaign } else {
+                    fail(.campaign, "must be 1 to 64 characters without \(LabelText.refusedKinds)")
                 }
             }
             if let country = cell(.country) {

@@ -27,6 +27,8 @@ public struct APIKeyGrant: Sendable, Equatable {
     public let apps: Set<AppID>?
     /// The key's name, which imports record as who made them.
     public var name: String? = nil
+    /// The key's id (names need not be unique): what its heavy requests are counted against.
+    public var id: Int64? = nil
 
     /// Whether the key has `scope` (admin has every scope).
     public func allows(_ scope: APIScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
@@ -101,9 +103,10 @@ public struct APIKeyStore: Sendable {
     public func grant(for key: String) async throws -> APIKeyGrant? {
         let hash = Data(sha256(Array(key.utf8)))
         return try await engine.read { db in
-            try db.row("SELECT name, scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
+            try db.row("SELECT id, name, scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
                 var grant = Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps"))
                 grant.name = try $0.get("name")
+                grant.id = try $0.get("id")
                 return grant
             }
         }

@@ -59,8 +59,8 @@ public struct AppRegistry: Sendable {
 
     /// Checks an entry's fields: a name, ad network ids without commas, an ISO 4217 currency, an IANA time zone.
     public static func check(_ entry: Entry) throws(Problem) {
-        guard !entry.name.isEmpty, entry.name.unicodeScalars.count <= 200, !entry.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw Problem(field: "name", message: "must be 1 to 200 characters without control characters")
+        guard !entry.name.isEmpty, entry.name.unicodeScalars.count <= 200, !LabelText.hasRefused(entry.name) else {
+            throw Problem(field: "name", message: "must be 1 to 200 characters without \(LabelText.refusedKinds)")
         }
         for network in entry.adNetworks where !isAdNetworkID(network) {
             throw Problem(field: "ad_networks", message: "each must be an ad network id such as example123.skadnetwork")

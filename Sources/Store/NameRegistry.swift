@@ -1,4 +1,5 @@
 import Foundation
+import JWS
 import Postback
 
 /// The names people give to what postbacks carry as ids and digits: ad networks (the registry), and campaign, ad-group
@@ -53,10 +54,11 @@ public struct NameRegistry: Sendable {
         }
     }
 
-    /// A name: 1 to 200 characters (Unicode code points, as JSON Schema counts them), no control characters.
+    /// A name: 1 to 200 characters (Unicode code points, as JSON Schema counts them), none of them a control, format
+    /// (bidi, zero-width) or noncharacter code point or a line or paragraph separator (``LabelText``).
     static func checkName(_ name: String) throws(Problem) {
-        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw Problem(field: "name", message: "must be 1 to 200 characters without control characters")
+        guard (1...200).contains(name.unicodeScalars.count), !LabelText.hasRefused(name) else {
+            throw Problem(field: "name", message: "must be 1 to 200 characters without \(LabelText.refusedKinds)")
         }
     }
 

@@ -486,17 +486,23 @@ public struct PostbackLedger: Sendable {
         }
     }
 
-    /// Decodes all of `app`'s waiting postbacks (``decodeWaiting(app:after:limit:)``), `batch` a transaction, and
-    /// returns how many it decoded; stops between batches when the task is cancelled.
-    public func decodeBacklog(app: AppID, batch: Int = 1_000) async throws -> Int {
+    /// What `serve` decodes a backlog with: 100 postbacks a transaction, at most a third of the writer.
+    public static let backlogPace = WritePace(batch: 100, idleRatio: 2)
+
+    /// Decodes all of `app`'s waiting postbacks (``decodeWaiting(app:after:limit:)``) at `pace`, and returns how many
+    /// it decoded; stops between batches when the task is cancelled.
+    public func decodeBacklog(app: AppID, pace: WritePace = backlogPace) async throws -> Int {
         var after: Int64 = 0
         var decoded = 0
+        let clock = ContinuousClock()
         while true {
             try Task.checkCancellation()
-            let step = try await decodeWaiting(app: app, after: after, limit: batch)
+            let started = clock.now
+            let step = try await decodeWaiting(app: app, after: after, limit: pace.batch)
             guard let last = step.last else { return decoded }
             after = last
             decoded += step.decoded
+            if pace.idleRatio > 0 { try await Task.sleep(for: (clock.now - started) * pace.idleRatio) }
         }
     }
 

@@ -7,7 +7,7 @@ public struct StoreCopier: Sendable {
     /// Tables with an `id` are copied in chunks of ids; the others (registries, small by nature) in chunks by position.
     public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs",
                                 "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox",
-                                "spend_imports", "spend", "exchange_rates", "arrivals_daily"]
+                                "spend_imports", "spend", "spend_current", "exchange_rates", "arrivals_daily"]
 
     /// What one run did.
     public struct Summary: Sendable, Equatable {
@@ -78,7 +78,7 @@ public struct StoreCopier: Sendable {
             }
         }
         while try target.rollup.fold(limit: 50_000) > 0 {}
-        if target.engine.dialect == .postgres { try target.engine.transaction { db in try db.execute("ANALYZE") } }
+        if target.engine.dialect == .postgres { try target.engine.transaction { db in _ = try db.execute("ANALYZE") } }
         return summary
     }
 

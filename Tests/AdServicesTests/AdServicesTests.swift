@@ -81,6 +81,21 @@ import JWS
         guard case .failure(let problem) = IAdDictionary.normalise(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
         #expect(!problem.message.isEmpty)
     }
+
+    /// Display spoofing: a name that a bidi override, a zero-width character or a noncharacter would disguise in the
+    /// dashboard is refused on this public route, naming the key; plain names in any script and emoji are kept.
+    @Test(arguments: [("campaign name", "camp\\u202Eign", "iad-campaign-name"), ("adgroup name", "\\u200Badgroup", "iad-adgroup-name"),
+                      ("keyword", "key\\u2028word", "iad-keyword"), ("org name", "org\\uFDD0", "iad-org-name"),
+                      ("campaign name", "a\\u200D\\u00ADb", "iad-campaign-name")])
+    func refusesNamesThatDisguiseThemselves(original: String, disguised: String, field: String) throws {
+        let text = Self.example.replacingOccurrences(of: "\"\(original)\"", with: "\"\(disguised)\"")
+        #expect(text != Self.example)
+        guard case .failure(let problem) = IAdDictionary.normalise(Array(text.utf8)) else { Issue.record("accepted \(text)"); return }
+        #expect(problem.field == field)
+        #expect(problem.message.contains("format") && problem.message.contains("noncharacter"), "\(problem)")
+        let plain = Self.example.replacingOccurrences(of: "\"campaign name\"", with: "\"Café 🎮 東京\"")
+        #expect(try IAdDictionary.normalise(Array(plain.utf8)).get().campaignName == "Café 🎮 東京")
+    }
 }
 
 @Suite struct RetryPolicyTests {
@@ -127,6 +142,8 @@ import JWS
         (#"{"token": 5}"#, "application/json", "token: is required"),
         (#"{"token": "QUJD", "install_id": "x"}"#, "application/json", "install_id: unknown member"),
         (#"{"token": "QUJD", "token-created-at": "yesterday"}"#, "application/json", "token-created-at: must be"),
+        (#"{"token": "QUJD", "install-id": "i-\u202E1"}"#, "application/json", "install-id: must be"),
+        (#"{"token": "QUJD", "app": "\u200B1108187390"}"#, "application/json", "app: must be"),
         ("{", "application/json", "not a JSON object"),
     ])
     func refusesWithAClearReason(body: String, contentType: String, expected: String) {
@@ -140,5 +157,19 @@ import JWS
     @Test func refusesAnOverlongToken() {
         let token = String(repeating: "A", count: TokenSubmission.maximumTokenLength + 1)
         #expect(throws: RecordProblem.self) { try TokenSubmission.parse(Array(token.utf8), contentType: "text/plain").get() }
+    }
+}
+
+@Suite struct AppleAdsAPINameTests {
+    /// Display spoofing: a name from Apple's API holding a bidi override, a zero-width character or a noncharacter is
+    /// no name, so the campaign stays shown by its id rather than in disguise.
+    @Test func disguisedNamesAreLeftUnnamed() {
+        let campaign = AppleAdsAPI.Entity.campaign(org: 40669820, campaign: 542370539)
+        #expect(AppleAdsAPI.name(of: campaign, from: Array(#"{"data": {"id": 542370539, "name": "Summer 🎮 東京"}}"#.utf8)) == "Summer 🎮 東京")
+        for disguised in [#"Sum\u202Emer"#, #"\u200BSummer"#, #"Summer\uFEFF"#, #"Summer\uDBFF\uDFFF"#] {
+            #expect(AppleAdsAPI.name(of: campaign, from: Array(#"{"data": {"id": 542370539, "name": "\#(disguised)"}}"#.utf8)) == nil, "\(disguised)")
+        }
+        let keyword = AppleAdsAPI.Entity.keyword(org: 1, campaign: 2, adGroup: 3, keyword: 4)
+        #expect(AppleAdsAPI.name(of: keyword, from: Array(#"{"result": {"text": "puzzle\u2029game"}}"#.utf8)) == nil)
     }
 }

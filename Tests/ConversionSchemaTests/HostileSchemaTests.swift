@@ -51,4 +51,18 @@ import JWS
         let found = errors(document(hierarchy: #"[{"level": "campaign", "digits": [1, 2], "names": {"١٢": "x"}}]"#))
         #expect(found.contains { $0.path.hasPrefix("$.source-identifier[0].names") })
     }
+
+    /// Display spoofing: event and value names holding a bidi override, a zero-width character or a noncharacter are
+    /// errors at their path; names in any script and emoji are fine.
+    @Test func namesThatDisguiseThemselvesAreErrors() {
+        let event = #"{"fine": {"values": [{"range": [0, 63], "events": [{"name": "pur\u202Echase"}]}]}}"#
+        let eventErrors = errors(document(window0: event))
+        #expect(eventErrors.contains { $0.path == "$.versions[0].install.windows.0.fine.values[0].events[0].name" && $0.message.contains("U+202E") },
+                "\(eventErrors)")
+        let names = errors(document(hierarchy: #"[{"level": "campaign", "digits": [1, 2], "names": {"12": "Spring\u200Bsale", "13": "Sale\uFFFE"}}]"#))
+        #expect(names.contains { $0.path == "$.source-identifier[0].names.12" }, "\(names)")
+        #expect(names.contains { $0.path == "$.source-identifier[0].names.13" }, "\(names)")
+        let plain = SchemaReader.check(document(hierarchy: #"[{"level": "campaign", "digits": [1, 2], "names": {"12": "Café 🎮 東京"}}]"#))
+        #expect(plain.diagnostics.filter { $0.severity == .error }.isEmpty, "\(plain.diagnostics)")
+    }
 }

@@ -1,7 +1,7 @@
 // The dashboard's pure functions, under node's test runner: `node --test Tests/Dashboard` (make test runs it).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addDays, apiRange, change, colours, hasData, presetRange, previousRange, series, today, top } from '../../Sources/CountersignServer/Dashboard/logic.js';
+import { addDays, allPages, apiRange, change, colours, hasData, presetRange, previousRange, series, today, top } from '../../Sources/CountersignServer/Dashboard/logic.js';
 
 test('days move across months, years and leap days', () => {
   assert.equal(addDays('2026-11-30', 1), '2026-12-01');
@@ -78,4 +78,23 @@ test('colours never repeat', () => {
     assert.equal(list.length, count);
     assert.equal(new Set(list).size, count);
   }
+});
+
+test('allPages follows next_after and joins the rows, within its page limit', async () => {
+  const pages = { '': { rows: [{ n: 1 }, { n: 2 }], next_after: 'b', time_zone: 'UTC' }, b: { rows: [{ n: 3 }, { n: 4 }], next_after: 'c', time_zone: 'UTC' },
+    c: { rows: [{ n: 5 }], next_after: null, time_zone: 'UTC' } };
+  const asked = [];
+  const fetchPage = async (after) => { asked.push(after); return pages[after ?? '']; };
+  const all = await allPages(fetchPage, 10);
+  assert.deepEqual(all.rows.map((row) => row.n), [1, 2, 3, 4, 5]);
+  assert.equal(all.next_after, null, 'nothing left unread');
+  assert.equal(all.time_zone, 'UTC', 'the first page\'s other members stay');
+  assert.deepEqual(asked, [undefined, 'b', 'c'], 'each page asked with the cursor of the one before');
+  const cut = await allPages(fetchPage, 2);
+  assert.deepEqual(cut.rows.map((row) => row.n), [1, 2, 3, 4]);
+  assert.equal(cut.next_after, 'c', 'the cursor of the first page left unread');
+  const one = await allPages(async () => ({ rows: [{ n: 1 }] }), 5);
+  assert.deepEqual(one, { rows: [{ n: 1 }], next_after: null }, 'an answer without next_after is one page');
+  await assert.rejects(allPages(async (after) => { if (after) throw new Error('too_many_groups'); return pages['']; }, 3), /too_many_groups/,
+    'a refused page is the answer\'s refusal');
 });

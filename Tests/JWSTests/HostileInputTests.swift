@@ -58,6 +58,15 @@ import Testing
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Self.wideObject(7_200), limits: .publicBody) }
     }
 
+    /// `\n`, `\r` and `\t` are text where strings may span lines, and each is refused where they may not.
+    @Test(arguments: [("n", "\n"), ("r", "\r"), ("t", "\t")])
+    func lineEscapesFollowTheLimits(escape: String, character: String) throws {
+        let text = Array(#"{"name":"Merge\\#(escape)Kingdom"}"#.utf8)
+        let parsed = try #require(try JSONParser.parse(text).object)
+        #expect(parsed["name"]?.string == "Merge\(character)Kingdom")
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(text, limits: .publicBody) }
+    }
+
     @Test func keyIDsMatchByteForByte() throws {
         let key = try ECPrivateKey.generate()
         let ring = try KeyRing([KeyEntry(keyID: "K/0", key: key.publicKey, environment: .production, usages: [.aak], origin: "test")])

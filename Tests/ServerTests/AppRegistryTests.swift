@@ -109,6 +109,37 @@ import TestSupport
         #expect(try await server.scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self) == 2)
     }
 
+    /// Display spoofing: an app or ad network name holding a bidi override, a zero-width character or a noncharacter
+    /// is refused with a 400 naming the field, through the API and the CLI alike, and nothing is stored.
+    @Test(arguments: TestEngine.allCases) func namesThatDisguiseThemselvesAreRefused(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let store = try server.store()
+        let admin = try await store.apiKeys.create(name: "admin", scopes: [.admin, .schemas, .read]).key
+        store.close()
+        try await server.run { client in
+            let bearer: HTTPFields = [.authorization: "Bearer \(admin)"]
+            for name in [#"Game\u202Eemag"#, #"\u200BGame"#, #"Ga\u00ADme"#, #"Game\uFFFF"#] {
+                let body = ByteBuffer(string: #"{"name": "\#(name)"}"#)
+                let app = try await client.execute(uri: "/v1/apps/\(Self.registered)", method: .put, headers: bearer, body: body)
+                #expect(app.status == .badRequest, "\(name)")
+                #expect(app.json?["error"]?.string == "bad_parameter")
+                #expect(app.json?["message"]?.string?.hasPrefix("name: must be 1 to 200 characters without control, format (bidi, zero-width)") == true,
+                        "\(String(buffer: app.body))")
+                let network = try await client.execute(uri: "/v1/ad-networks/example123.skadnetwork", method: .put, headers: bearer, body: body)
+                #expect(network.status == .badRequest, "\(name)")
+                #expect(network.json?["message"]?.string?.hasPrefix("name:") == true, "\(String(buffer: network.body))")
+            }
+            let plain = try await client.execute(uri: "/v1/apps/\(Self.other)", method: .put, headers: bearer, body: ByteBuffer(string: #"{"name": "Café 🎮"}"#))
+            #expect(plain.status == .ok)
+            #expect(plain.json?["name"]?.string == "Café 🎮")
+        }
+        let cli = try countersign(["apps", "set", String(Self.registered), "--name", "Game\u{202E}emag", "--database", server.settings.database])
+        #expect(cli.status == 2)
+        #expect(cli.stderr.contains("--name: must be 1 to 200 characters without control, format"), "\(cli.stderr)")
+        #expect(try await server.scalar("SELECT count(*) FROM apps WHERE app = \(Self.registered)", as: Int.self) == 0)
+        #expect(try await server.scalar("SELECT count(*) FROM ad_networks", as: Int.self) == 0)
+    }
+
     @Test func theCLIManagesTheRegistryAndSchemasMustMatchItsCurrency() async throws {
         let database = Checkout.temporaryDirectory() + "/apps.sqlite"
         let set = try countersign(["apps", "set", String(Self.registered), "--name", "Game", "--currency", "EUR", "--database", database])
@@ -176,6 +207,9 @@ import TestSupport
             #expect(byChannel["forwarded"]?.first?["arrivals"]?.wholeNumber == 1)
             let summaries = Dictionary(uniqueKeysWithValues: apps.compactMap(\.object).map { ($0["app"]?.wholeNumber ?? 0, $0) })
             #expect(summaries[Self.registered]?["developer_copies"]?.string == "arriving")
+            // The forgery sent to the copy domain is counted apart from the copies Apple signed (trust round 4, finding 7).
+            #expect(summaries[Self.registered]?["verified_copies"]?.wholeNumber == 2)
+            #expect(summaries[Self.registered]?["unverified_copies"]?.wholeNumber == 1)
             #expect(summaries[Self.other]?["developer_copies"]?.string == "not_configured")
             // A key for the other app sees that app only, and may not ask for this one.
             let scopedHeaders: HTTPFields = [.authorization: "Bearer \(scoped)"]

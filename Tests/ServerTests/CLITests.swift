@@ -215,6 +215,27 @@ import PostbackMint
         #expect(!again.stderr.contains("generated a signing key"))
         #expect(try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8) == key)
     }
+
+    /// Finding 9 of trust round 4: an ack log on a full disk trapped (`try!`, exit 132). It now says so in one line,
+    /// exits 1, and the summary counts the acknowledged postbacks the log could not hold.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func anAckLogOnAFullDiskFailsInOneLine() throws {
+        let work = Checkout.temporaryDirectory()
+        _ = try countersign(["keys", "generate", "--out", work + "/key"])
+        let receiver = try ReceiverProcess(database: work + "/db.sqlite",
+                                           extraArguments: ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"])
+        defer { receiver.stop() }
+        let run = try countersign(["simulate", "--count", "20", "--concurrency", "2", "--url", receiver.url,
+                                   "--signing-key", work + "/key/private-key.pem", "--ack-log", "/dev/full"])
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("countersign: --ack-log /dev/full: No space left on device") == true, "\(run.stderr)")
+        let summary = try #require(try JSONParser.parse(Array(run.stdout.utf8)).object)
+        let acknowledged = ["stored", "duplicate", "replay"].compactMap { summary[$0]?.wholeNumber }.reduce(0, +)
+        #expect(acknowledged > 0)
+        #expect(summary["ack_log_unwritten"]?.wholeNumber == acknowledged)
+    }
 }
 
 /// Apple's keys are built into the binary; a key directory adds keys or overrides one (issue 15, item 6).

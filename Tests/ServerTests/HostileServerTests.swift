@@ -203,26 +203,6 @@ import TestSupport
     }
 }
 
-/// Keeps what it is asked to log, one line per event, for tests.
-final class RecordingLogHandler: LogHandler, @unchecked Sendable {
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    private let lock = NSLock()
-    private var recorded: [String] = []
-
-    var lines: [String] { lock.withLock { recorded } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        lock.withLock { recorded.append(([event.message.description] + fields).joined(separator: " ")) }
-    }
-}
-
 /// A CSV cell as ``CSVField`` writes it.
 private func csvCell(_ text: String) -> String {
     var bytes: [UInt8] = []

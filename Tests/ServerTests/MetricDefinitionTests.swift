@@ -88,8 +88,10 @@ import TestSupport
         let help = Self.flat(AppsCommand.Status.helpMessage(columns: 120))
         let document = Self.flat(try Self.read("docs/openapi.yaml"))
         var names: [String] = []
-        let definitions = SetupStatus.columns.map { ($0.name, $0.definition) } + ArrivalChannel.allCases.map { ($0.rawValue, $0.definition) }
+        var definitions = SetupStatus.columns.map { ($0.name, $0.definition) } + ArrivalChannel.allCases.map { ($0.rawValue, $0.definition) }
             + SetupStatus.DeveloperCopies.allCases.map { ($0.rawValue, $0.definition) }
+        // Each app's summary (trust round 4, finding 7: signature-checked copies apart from the rest).
+        definitions += SetupStatus.summaryFields.map { ($0.name, $0.definition) }
         for (name, definition) in definitions {
             names.append(name)
             #expect(setup.contains("| `\(name)` | \(definition) |"), "docs/setup.md: \(name)")

@@ -20,6 +20,24 @@ import TestSupport
 
         """
 
+    /// Finding 6 of trust round 4: a storage error no route names was answered with an empty 500 and no log line.
+    @Test(arguments: TestEngine.allCases) func aStoreErrorIsAnsweredWithJSONAndLogged(engine: TestEngine) async throws {
+        let server = LiveServer(engine: engine)
+        let store = try server.store()
+        let key = try await store.apiKeys.create(name: "ua-team", scopes: [.schemas, .read]).key
+        store.close()
+        try await server.write { db in try RefusingTrigger.install(on: "spend", message: "disk on fire", db) }
+        let log = RecordingLogHandler()
+        try await server.run(log: log) { client in
+            let answer = try await client.execute(uri: "/v1/spend", method: .post, headers: [.authorization: "Bearer \(key)"],
+                                                  body: ByteBuffer(string: Self.file))
+            #expect(answer.status == .internalServerError)
+            #expect(answer.json?["error"]?.string == "internal_error")
+            #expect(answer.json?["message"]?.string?.contains("disk on fire") == false)
+        }
+        #expect(log.lines.contains { $0.hasPrefix("request failed") && $0.contains("disk on fire") && $0.contains("/v1/spend") })
+    }
+
     @Test(arguments: TestEngine.allCases) func theAPIImportsWholeOrNotAtAllAndRecordsWho(engine: TestEngine) async throws {
         let server = LiveServer(engine: engine)
         let store = try server.store()

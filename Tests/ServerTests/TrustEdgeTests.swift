@@ -32,6 +32,10 @@ import TestSupport
                 ("/v1/iad/attribution?app=1108187390", .post, AppleAdsServerTests.example.replacingOccurrences(of: "org name", with: "org\\u0085name"), "invalid_iad_dictionary", "control"),
                 ("/v1/iad/attribution?app=1108187390&install_id=a%00b", .post, AppleAdsServerTests.example, "bad_parameter", "control"),
                 ("/v1/adservices/tokens", .post, #"{"token": "QUJD", "app": "a\u0000b"}"#, "invalid_token", "control"),
+                // Display spoofing: a bidi override or a zero-width space in a name or id people read.
+                ("/v1/iad/attribution?app=1108187390", .post, AppleAdsServerTests.example.replacingOccurrences(of: "org name", with: "org\\u202Ename"), "invalid_iad_dictionary", "format"),
+                ("/v1/iad/attribution?app=1108187390&install_id=a%E2%80%AEb", .post, AppleAdsServerTests.example, "bad_parameter", "format"),
+                ("/v1/adservices/tokens", .post, #"{"token": "QUJD", "install-id": "a\u200Bb"}"#, "invalid_token", "format"),
                 ("/v1/forwarding/entries?partner=a%00b", .get, nil, "bad_parameter", "control"),
                 ("/v1/reports?tz=UTC%0D%0AX", .get, nil, "bad_parameter", "control"),
                 ("/v1/reports?api%5Fkey=x", .get, nil, "bad_parameter", "ASCII"),

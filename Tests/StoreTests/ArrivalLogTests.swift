@@ -138,10 +138,16 @@ import TestSupport
         #expect(expected.values.reduce(0) { $0 + $1.arrivals } == traffic.count - 1, "the request of 40 days ago is outside the period")
 
         // Per app: copies arrive for the app with a copy domain, none for the silent one, not configured for the other.
+        // Only copies whose signature Apple's keys checked (counted, development or refused by the rules) say copies
+        // arrive; forgeries and unverifiable bodies at the copy domain are counted apart (trust round 4, finding 7).
         let summary = Dictionary(uniqueKeysWithValues: apps.map { ($0.app, $0) })
         let puzzleCopies = traffic.filter { $0.0.app == 1_108_187_390 && $0.0.channel == .developerCopy && $0.0.at >= since }
+        let signed = puzzleCopies.filter { [Kind.production, .development, .otherNetwork].contains($0.0.kind) }
         #expect(summary[1_108_187_390]?.developerCopies == .arriving)
-        #expect(summary[1_108_187_390]?.lastCopyAt == puzzleCopies.map { Timestamp.format($0.0.at) }.max())
+        #expect(summary[1_108_187_390]?.lastCopyAt == signed.map { Timestamp.format($0.0.at) }.max())
+        #expect(summary[1_108_187_390]?.verifiedCopies == signed.count)
+        #expect(summary[1_108_187_390]?.unverifiedCopies == puzzleCopies.count - signed.count)
+        #expect(signed.count < puzzleCopies.count, "the traffic has forged and unverifiable bodies at the copy domain")
         #expect(summary[42]?.developerCopies == SetupStatus.DeveloperCopies.none)
         #expect(summary[42]?.arrivals == 0)
         #expect(summary[525_463_029]?.developerCopies == .notConfigured)
@@ -160,5 +166,63 @@ import TestSupport
         #expect(Set(outcomes) == ["verified"])
         _ = try await first.arrivals.prune(rejectedBefore: later, unverifiableBefore: later, verifiedBefore: later, limit: 1000)
         #expect(try await first.scalar("SELECT count(*) FROM arrivals_daily", as: Int.self) == 0)
+    }
+
+    /// Security review, finding 7: a `Host` naming the app's copy domain and bodies naming the app are anyone's to send.
+    /// Forged and unverifiable bodies at the copy domain never say copies arrive, nor set when the last did; they are
+    /// counted apart. One copy Apple's keys verify does, with its own time even when a forgery came later.
+    @Test(arguments: TestEngine.allCases) func onlySignatureCheckedCopiesSayCopiesArrive(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        let app: AppID = 1_108_187_390
+        try await store.apps.set(AppRegistry.Entry(app: app, name: "Puzzle", copyDomain: "example.com"))
+        let now = Date()
+        /// A body naming the app, signed as `kind` says, received at the copy domain at `at`.
+        func copy(_ label: String, _ kind: Kind, at: Date) throws -> Intake {
+            var fields = AAKPostbackFields(postbackID: Mint.uuid(label))
+            fields.advertisedItemID = app.number
+            let (signer, keyID): (ECPrivateKey, String) = switch kind {
+            case .unverifiable: (Self.stranger, "unknown/1")
+            case .forged: (Self.forger, "sim/0")
+            default: (Self.key, "sim/0")
+            }
+            let body = try Mint.aak(fields, key: signer, keyID: keyID)
+            let result = Self.verifier.verify(body, expecting: .aak)
+            var intake = Intake(receivedAt: at, remoteAddress: nil, route: IntakeRoute(.aak), body: body, result: result, decision: Self.policy.decide(result))
+            if intake.isRejected { intake.claimed = ClaimedIdentity.read(body) }
+            intake.channel = .developerCopy
+            return intake
+        }
+        // Three forgeries (a bad signature under a pinned kid) and two bodies under a kid nobody pinned, the last of
+        // them a minute ago.
+        var junk: [Intake] = []
+        for index in 0..<3 { junk.append(try copy("forged-\(index)", .forged, at: now.addingTimeInterval(-Double(60 + index * 60)))) }
+        for index in 0..<2 { junk.append(try copy("unverifiable-\(index)", .unverifiable, at: now.addingTimeInterval(-Double(300 + index * 60)))) }
+        #expect(junk.filter(\.isRejected).count == 3, "the forgeries are refused, the unverifiable bodies kept")
+        _ = try store.ledger.persist(junk)
+        try store.arrivals.flush()
+        let before = try #require(try await store.setupStatus.report(app: app, since: now.addingTimeInterval(-86_400)).apps.first(where: { $0.app == app }))
+        #expect(before.developerCopies == .unverifiedOnly)
+        #expect(before.developerCopies != .arriving)
+        #expect(before.lastCopyAt == nil)
+        #expect(before.verifiedCopies == 0)
+        #expect(before.unverifiedCopies == 5)
+        #expect(before.arrivals == 5)
+        #expect(!before.line.contains("arriving"), "\(before.line)")
+        #expect(before.json.object?["developer_copies"] == .string("unverified_only"))
+        #expect(before.json.object?["last_copy_at"] == .null)
+        #expect(before.json.object?["unverified_copies"] == .number("5"))
+
+        // One copy Apple's key signed, older than the latest forgery: copies arrive, and the last is the signed one.
+        let signedAt = now.addingTimeInterval(-30 * 60)
+        _ = try store.ledger.persist([try copy("signed", .production, at: signedAt)])
+        try store.arrivals.flush()
+        let after = try #require(try await store.setupStatus.report(app: app, since: now.addingTimeInterval(-86_400)).apps.first(where: { $0.app == app }))
+        #expect(after.developerCopies == .arriving)
+        #expect(after.lastCopyAt == Timestamp.format(signedAt))
+        #expect(after.verifiedCopies == 1)
+        #expect(after.unverifiedCopies == 5)
+        #expect(after.json.object?["verified_copies"] == .number("1"))
+        #expect(after.line.contains("developer copies arriving at example.com, the last at \(Timestamp.format(signedAt))"), "\(after.line)")
     }
 }

@@ -115,7 +115,8 @@ import TestSupport
             let production = try row.get("environment", as: String?.self) == "production"
             if outcome == "verified", !production, install { group.notCountedDevelopment += 1 }
             if outcome == "verified", production, !countable, install { group.notCountedPolicy += 1 }
-            if install { group.copies += try row.get("duplicates", as: Int.self) + row.get("replays", as: Int.self) }
+            // Copies only where Apple's signature proves the network (trust round 4, finding 11).
+            if outcome == "verified", install { group.copies += try row.get("duplicates", as: Int.self) + row.get("replays", as: Int.self) }
             if countable, let currency = try row.get("currency", as: String?.self), let rate = rate(currency, day) {
                 let low = Decimal(Int64((try row.get("revenue_min", as: Double?.self) ?? 0) * 1_000_000 + 0.5)) * rate
                 let high = Decimal(Int64((try row.get("revenue_max", as: Double?.self) ?? 0) * 1_000_000 + 0.5)) * rate
@@ -258,6 +259,58 @@ import TestSupport
         #expect(fromSQL.filter { $0.value != "0|0" } == reported.filter { $0.value != "0|0" }, "docs/sql.md's reconciliation query")
         let viewSpend = try await store.scalar("SELECT sum(spend_micros) FROM spend_daily WHERE currency = 'EUR'", as: Int64.self)
         #expect(viewSpend.map { Decimal($0) } == oracle.values.reduce(Decimal(0)) { $0 + ($1.spend["EUR"] ?? 0) })
+    }
+
+    /// Security review, finding 11: `copies` is not a network's to be raised by anyone resending a body that only claims
+    /// it. Copies of an unverifiable install naming a network never count as its copies; a verified install's do. The
+    /// figures that stay under the network a body claims say so in their definitions.
+    @Test(arguments: TestEngine.allCases) func copiesCountOnlyWhereTheSignatureProvesTheNetwork(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        let verifier = PostbackVerifier(keyRing: try KeyRing([
+            KeyEntry(keyID: "sim/0", key: Self.key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+        ]))
+        let stranger = try ECPrivateKey.generate()
+        let claimed = "example123.skadnetwork", proven = "example.adattributionkit"
+        let now = Date()
+        /// One install naming `network`, signed with `key`, stored `times` times: the first stored, the rest copies.
+        func send(_ label: String, network: String, key: ECPrivateKey, keyID: String, times: Int) throws -> [Disposition] {
+            var fields = AAKPostbackFields(postbackID: Mint.uuid(label))
+            fields.adNetworkID = network
+            let body = try Mint.aak(fields, key: key, keyID: keyID)
+            var dispositions: [Disposition] = []
+            for index in 0..<times {
+                let result = verifier.verify(body, expecting: .aak)
+                let intake = Intake(receivedAt: now.addingTimeInterval(Double(index - times) * 60), remoteAddress: nil, route: IntakeRoute(.aak), body: body,
+                                    result: result, decision: TrustPolicy().decide(result))
+                dispositions += try store.ledger.persist([intake])
+            }
+            return dispositions
+        }
+        // An install nobody can verify, naming `claimed`, sent six times; one naming `proven` three times.
+        let claimedOnly = try send("claimed-only", network: claimed, key: stranger, keyID: "unknown/1", times: 6)
+        #expect(claimedOnly == [.stored, .duplicate, .duplicate, .duplicate, .duplicate, .duplicate])
+        let claimedProven = try send("claimed-proven", network: proven, key: stranger, keyID: "unknown/1", times: 3)
+        #expect(claimedProven == [.stored, .duplicate, .duplicate])
+        // A verified install of `proven`, and one duplicate of it.
+        let verified = try send("verified", network: proven, key: Self.key, keyID: "sim/0", times: 2)
+        #expect(verified == [.stored, .duplicate])
+        try store.rollup.fold()
+        let table = try await store.performance.report(try PerformanceQuery.parse([("by", "ad_network")]))
+        let column = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1, $0) })
+        func figure(_ network: String, _ metric: String) -> String? {
+            table.rows.first { Self.cell($0[0]) == network }.flatMap { Self.cell($0[column[metric]!]) }
+        }
+        #expect(figure(claimed, "not_counted_unverifiable") == "1", "the unverifiable install stays under the network it claims, as claimed")
+        #expect(figure(claimed, "copies") == "0", "resending a body that only claims the network does not raise its copies")
+        #expect(figure(proven, "installs") == "1")
+        #expect(figure(proven, "copies") == "1", "the verified install's duplicate only")
+        #expect(try await store.scalar("SELECT sum(duplicates) FROM postbacks", as: Int.self) == 8, "every copy is still recorded on its row")
+        // Figures that stay under the network an unverified body claims say so, wherever they are defined.
+        for metric in [PerformanceMetric.forged, .notCountedUnverifiable] {
+            #expect(metric.definition.contains("as claimed by an unverified body (anyone can raise it; never counted)"), "\(metric.rawValue)")
+        }
+        #expect(PerformanceMetric.copies.definition.contains("whose network Apple's signature proves"))
     }
 
     /// The network a sent body names, read here from the body itself (SKAdNetwork at the top, AdAttributionKit in the

@@ -242,7 +242,7 @@ import TestSupport
         // sharing their keys would make those rows; in this traffic none do, so the pending ones are added up here.
         let countedPending = try await store.scalar("SELECT count(*) FROM postbacks p WHERE p.id IN (SELECT id FROM rollup_pending) AND \(Rollup.counted("p"))", as: Int64.self)
         #expect((countedPending ?? 0) > 0)
-        try store.engine.transaction { db in try db.execute(Rollup.insert(from: "postbacks", where: "p.id IN (SELECT id FROM rollup_pending)"), []) }
+        try store.engine.transaction { db in _ = try db.execute(Rollup.insert(from: "postbacks", where: "p.id IN (SELECT id FROM rollup_pending)"), []) }
         let key = Rollup.values(row: "p").prefix(Rollup.key.count).joined(separator: ", ")
         let foldedKeys = try await store.scalar("SELECT count(*) FROM (SELECT DISTINCT \(key) FROM postbacks p "
             + "WHERE p.id NOT IN (SELECT id FROM rollup_pending) AND \(Rollup.counted("p"))) k", as: Int64.self)

@@ -13,6 +13,8 @@ import CountersignServer
 package struct LiveServer {
     package static let networkKey = try! ECPrivateKey.generate()
     package var settings: ServerSettings
+    /// The bounds on heavy requests the server runs with (a test may hold permits of its own).
+    package var limits = ServerLimits()
 
     package init(engine: TestEngine = .sqlite, allowDevelopment: Bool = false, bodyLimit: Int = 64 * 1024, busyTimeout: Double = 5) {
         var settings = ServerSettings()
@@ -33,12 +35,15 @@ package struct LiveServer {
     /// Runs `test` against the application: in-process through its router (`.router`, the default: routing,
     /// validation, scopes and storage, no socket), or on a loopback socket (`.live`) where the connection matters
     /// (peers' addresses, body and time limits enforced by the channel, keep-alive, raw bytes).
-    package func run(_ mode: TestingSetup = .router, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        var logger = Logger(label: "test")
+    /// `log` receives what the server logs at warning level and above (by default nothing keeps it).
+    package func run(_ mode: TestingSetup = .router, log: RecordingLogHandler? = nil,
+                     _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        var logger = log.map { handler in Logger(label: "test") { _ in handler } } ?? Logger(label: "test")
         logger.logLevel = .warning
         let store = try TestStore.open(try ServerApplication.storeSettings(settings))
         defer { store.close() }
-        let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger, metrics: PrometheusCollectorRegistry()).application()
+        let app = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger, metrics: PrometheusCollectorRegistry(),
+                                              limits: limits).application()
         try await app.test(mode) { client in try await test(client) }
     }
 

@@ -24,6 +24,12 @@ seeds["iad"].append(json.dumps({"Version3.1": {
     "iad-attribution": "true", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name",
     "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095",
     "iad-country-or-region": "US", "iad-keyword": "keyword", "iad-keyword-id": "87675432", "iad-keyword-matchtype": "Broad"}}).encode())
+# String escapes: line escapes are text in schemas and refused in public bodies; the rest of JSON's escapes beside them.
+escapes = [r'{"name":"Merge\nKingdom"}', r'{"name":"Merge\rKingdom"}', r'{"name":"Merge\tKingdom"}',
+           r'{"name":"a\b\f\/\"\\"}', r'{"name":"\u00e9\ud83d\ude00\u2028\u202e"}', r'{"name":"\ud800"}']
+for text in escapes:
+    seeds["schema"].append(text.encode())
+    seeds["postback"].append(text.encode())
 for name, items in seeds.items():
     directory = out / name
     directory.mkdir(parents=True, exist_ok=True)

@@ -80,6 +80,9 @@ struct AppsCommand: AsyncParsableCommand {
             Channels:
             \(ArrivalChannel.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
+            Per app (apps in JSON; one line per app in the table):
+            \(SetupStatus.summaryFields.map { "  \($0.name): \($0.definition)" }.joined(separator: "\n"))
+
             Developer copies, one line per app:
             \(SetupStatus.DeveloperCopies.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 

@@ -50,7 +50,8 @@ struct PerformanceCommand: AsyncParsableCommand {
         pairs += try await period.pairs(tz: tz, app: app, store: store)
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
-        let full = try await store.performance.report(query)
+        // The CLI reads the database file itself: every group, no cap (the server's is --performance-max-groups).
+        let full = try await store.performance.report(query, maximumGroups: nil)
         let table = try metrics.select(full, all: PerformanceMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
         if let note = full.columns.firstIndex(of: PerformanceMetric.note.rawValue), !table.columns.contains(PerformanceMetric.note.rawValue),

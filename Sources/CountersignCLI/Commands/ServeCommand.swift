@@ -42,6 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // glibc's allocator set for a long-running server before the server's threads start (trust round 4, finding 10).
+        SystemAllocator.tune()
         let settings = try await resolveSettings()
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler = settings.logFormat == .json

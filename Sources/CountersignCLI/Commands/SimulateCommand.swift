@@ -90,14 +90,19 @@ struct SimulateCommand: AsyncParsableCommand {
             guard FileManager.default.createFile(atPath: out, contents: nil), let handle = FileHandle(forWritingAtPath: out) else {
                 throw CLIFailure.usage("cannot write \(out)")
             }
+            defer { try? handle.close() }
             var chunk = [UInt8]()
-            for _ in 0..<count {
-                chunk += try simulation.next().body
-                chunk.append(0x0A)
-                if chunk.count > 1 << 20 { handle.write(Data(chunk)); chunk.removeAll(keepingCapacity: true) }
+            do {
+                for _ in 0..<count {
+                    chunk += try simulation.next().body
+                    chunk.append(0x0A)
+                    if chunk.count > 1 << 20 { try handle.write(contentsOf: Data(chunk)); chunk.removeAll(keepingCapacity: true) }
+                }
+                try handle.write(contentsOf: Data(chunk))
+                try handle.synchronize()
+            } catch {
+                throw CLIFailure.rejected("cannot write \(out): \(AckLog.describe(error)); free space and run it again")
             }
-            handle.write(Data(chunk))
-            try handle.close()
             FileHandle.standardError.write(Data("wrote \(count) postbacks to \(out)\n".utf8))
             return
         }
@@ -167,14 +172,7 @@ struct SimulateCommand: AsyncParsableCommand {
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(2), read: .seconds(30)))
         )
-        let ackHandle: FileHandle? = try ackLog.map { path in
-            if !FileManager.default.fileExists(atPath: path), !FileManager.default.createFile(atPath: path, contents: nil) {
-                throw CLIFailure.usage("cannot create \(path)")
-            }
-            guard let handle = FileHandle(forWritingAtPath: path) else { throw CLIFailure.usage("cannot write \(path)") }
-            handle.seekToEndOfFile()
-            return handle
-        }
+        let acks = try ackLog.map { path throws(CLIFailure) in try AckLog(path: path) }
         var tally: [String: Int] = [:]
         let started = Date()
         var postbacks: [SimulatedPostback] = []
@@ -205,16 +203,17 @@ struct SimulateCommand: AsyncParsableCommand {
             var serverGone = false
             while let (postback, status) = try await group.next() {
                 tally[status, default: 0] += 1
-                if ["stored", "duplicate", "replay"].contains(status) { ackHandle?.write(Data((postback.dedupKey + "\n").utf8)) }
+                if ["stored", "duplicate", "replay"].contains(status) { acks?.append(postback.dedupKey) }
                 // A connection failure means the server is gone: stop starting requests rather than wait out each timeout.
-                if status == "connection_error" { serverGone = true }
+                // A log that cannot be written stops them too: what it would prove is already lost.
+                if status == "connection_error" || acks?.failure != nil { serverGone = true }
                 if !serverGone, let next = iterator.next() { start(next) }
             }
             var notSent = 0
             while iterator.next() != nil { notSent += 1 }
             if notSent > 0 { tally["not_sent"] = notSent }
         }
-        try? ackHandle?.close()
+        acks?.close()
         try await client.shutdown()
         let seconds = Date().timeIntervalSince(started)
         var summary = JSONObject()
@@ -222,6 +221,10 @@ struct SimulateCommand: AsyncParsableCommand {
         summary.set("seconds", .number(String(format: "%.3f", seconds)))
         summary.set("per_second", .number(String(format: "%.1f", Double(count) / max(seconds, 0.001))))
         for (status, number) in tally.sorted(by: { $0.key < $1.key }) { summary.set(status, .number(String(number))) }
+        if let acks, acks.failure != nil { summary.set("ack_log_unwritten", .number(String(acks.unwritten))) }
         print(JSONValue.object(summary).prettyPrinted)
+        if let acks, let failure = acks.failure {
+            throw CLIFailure.rejected("--ack-log \(acks.path): \(failure); \(acks.unwritten) acknowledged postbacks are not in it")
+        }
     }
 }

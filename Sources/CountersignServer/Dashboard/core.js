@@ -1,6 +1,6 @@
 // The dashboard's shared parts: the URL state, the /v1 client, number formats, sections, tables and charts.
 // Pages (page-*.js) build their views from these and read nothing but the public API; pure logic is in logic.js.
-import { apiRange, change, colours, hasData, presetRange, previousRange, series as seriesOf, today } from './logic.js';
+import { allPages, apiRange, change, colours, hasData, presetRange, previousRange, series as seriesOf, today } from './logic.js';
 
 /**
  * The filters every page may apply; each lives in the URL's query string. `from` and `to` are the first and the last
@@ -65,6 +65,17 @@ export async function api(path, parameters = {}) {
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
   Object.defineProperty(body, 'source', { value: { path, parameters }, enumerable: false });
+  return body;
+}
+
+/**
+ * A paged report whole: GET /v1/`path` as api() asks it, following `next_after` through at most `maxPages` pages and
+ * joining their rows (allPages in logic.js); `next_after` stays set when pages were left unread. A table drawn from it
+ * downloads every page as one CSV.
+ */
+export async function apiAll(path, parameters, maxPages) {
+  const body = await allPages((after) => api(path, { ...parameters, after }), maxPages);
+  Object.defineProperty(body, 'source', { value: { path, parameters, pages: maxPages }, enumerable: false });
   return body;
 }
 
@@ -245,14 +256,25 @@ function sortOf(id, fallback) {
   return fallback ? [id, ...fallback] : parts;
 }
 
-/** Saves the API's CSV of the report `source` names as `<id>.csv`. */
-async function downloadCSV(id, { path, parameters }) {
-  const response = await fetch(apiURL(path, { ...parameters, format: 'csv' }), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'text/csv' } });
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
+/**
+ * Saves the API's CSV of the report `source` names as `<id>.csv`; a report read whole (apiAll) is fetched through as
+ * many pages (each page's `Next-After`), its header line kept once.
+ */
+async function downloadCSV(id, { path, parameters, pages = 1 }) {
+  const parts = [];
+  let after;
+  for (let read = 0; read < pages; read += 1) {
+    const response = await fetch(apiURL(path, { ...parameters, format: 'csv', after }), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'text/csv' } });
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
+    }
+    const text = await response.text();
+    parts.push(read === 0 ? text : text.slice(text.indexOf('\r\n') + 2));
+    after = response.headers.get('Next-After');
+    if (!after) break;
   }
-  const link = element('a', { href: URL.createObjectURL(await response.blob()), download: `${id}.csv` });
+  const link = element('a', { href: URL.createObjectURL(new Blob(parts, { type: 'text/csv' })), download: `${id}.csv` });
   document.body.append(link);
   link.click();
   link.remove();

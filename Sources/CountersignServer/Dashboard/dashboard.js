@@ -26,6 +26,9 @@ function describe(error) {
   if (error instanceof APIError && error.status === 401) {
     return `The API key was refused (${error.code}): ${error.message}. Sign in with a valid key.`;
   }
+  if (error instanceof APIError && error.code === 'too_many_groups') {
+    return `This report has more rows than the server adds up at once (too_many_groups): ${error.message}. Pick fewer days, or filter by app or ad network.`;
+  }
   if (error instanceof APIError) return `The server answered ${error.status} (${error.code}): ${error.message}`;
   return `Could not reach the server: ${error.message}`;
 }

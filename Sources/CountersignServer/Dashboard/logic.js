@@ -102,3 +102,20 @@ export function colours(count) {
   if (count <= safe.length) return safe.slice(0, count);
   return [...safe, ...Array.from({ length: count - safe.length }, (_, index) => `hsl(${Math.round((index * 360) / (count - safe.length))}, 55%, 45%)`)];
 }
+
+/**
+ * Every page of a paged report, joined: `fetchPage(after)` answers one page (`after` undefined for the first) whose
+ * `next_after` is the cursor of the next, null on the last. At most `maxPages` pages are read. The answer is the first
+ * page's members with every page's rows, and `next_after` still set when pages were left unread.
+ */
+export async function allPages(fetchPage, maxPages) {
+  const first = await fetchPage(undefined);
+  const rows = first.rows.slice();
+  let next = first.next_after ?? null;
+  for (let read = 1; next !== null && read < maxPages; read += 1) {
+    const page = await fetchPage(next);
+    for (const row of page.rows) rows.push(row);
+    next = page.next_after ?? null;
+  }
+  return { ...first, rows, next_after: next };
+}

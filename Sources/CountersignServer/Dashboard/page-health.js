@@ -15,16 +15,18 @@ function counter(samples, name) {
   return (samples[name] || []).reduce((sum, sample) => sum + sample.value, 0);
 }
 
-const copies = { arriving: 'Arriving', none: 'None arrived', not_configured: 'No copy domain' };
+const copies = { arriving: 'Arriving', unverified_only: 'Unverified only', none: 'None arrived', not_configured: 'No copy domain' };
 
 /** Per app: whether developer copies arrive; per protocol, version, ad network and channel: what arrived and how it fared. */
 function renderSetup(main, status) {
   const setup = section(main, 'Setup per app (last 30 days)', { wide: true,
-    note: 'Developer copies are the postbacks Apple sends to the domain in the app\'s Info.plist (docs/setup.md); register that domain with countersign apps set ID --copy-domain example.com so they are told from networks\' postbacks.' });
+    note: 'Developer copies are the postbacks Apple sends to the domain in the app\'s Info.plist (docs/setup.md); register that domain with countersign apps set ID --copy-domain example.com so they are told from networks\' postbacks. Only copies signed with Apple\'s keys count as arriving: anyone can send a body naming the app to that domain, so those that fail the signature check are shown apart (Unverified copies; Unverified only when no signed copy came), and so is the share failing verification, which such bodies raise too.' });
   table(setup, { id: 'setup-apps', caption: 'Developer copies by app', rows: status.apps.map((row) => ({ ...row, copies: copies[row.developer_copies] })), columns: [
     { key: 'app', label: 'App' }, { key: 'app_name', label: 'Name' }, { key: 'copy_domain', label: 'Copy domain' },
-    { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last copy' }, { key: 'last_received_at', label: 'Last postback' },
-    { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification', kind: 'share' },
+    { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last signed copy' },
+    { key: 'verified_copies', label: 'Signed copies', kind: 'count' }, { key: 'unverified_copies', label: 'Unverified copies', kind: 'count' },
+    { key: 'last_received_at', label: 'Last postback' },
+    { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification (anyone can raise)', kind: 'share' },
   ] });
   table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, report: status, columns: [
     { key: 'app_name', label: 'App' }, { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' },
@@ -32,7 +34,7 @@ function renderSetup(main, status) {
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'verified', label: 'Verified', kind: 'count' },
     { key: 'development', label: 'Development', kind: 'count' }, { key: 'unverifiable', label: 'Unverifiable', kind: 'count' },
     { key: 'invalid', label: 'Invalid', kind: 'count' }, { key: 'refused', label: 'Refused', kind: 'count' },
-    { key: 'failing_share', label: 'Failing', kind: 'share' },
+    { key: 'failing_share', label: 'Failing (anyone can raise)', kind: 'share' },
   ] });
 }
 

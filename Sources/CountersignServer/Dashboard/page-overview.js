@@ -1,7 +1,7 @@
 // Overview: the headline numbers against the previous period (installs as docs/metrics.md counts them, revenue per
 // currency, eCPI and ROAS where spend is imported), what became of every postback per day, counted conversions by
 // protocol, installs against re-engagements, and the crowd-anonymity tier mix.
-import { api, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
+import { api, apiAll, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
 import { colours } from './logic.js';
 
 const statusNames = {
@@ -44,9 +44,10 @@ export default {
       api('intake', { ...intakeFilters, status: 'rejected', by: 'reason' }),
       api('reports', { ...filters, by: 'day,protocol' }),
       api('reports', { ...filters, by: 'tier' }),
-      api('performance', moneyFilters(filters, currency)),
+      // The performance report without dimensions is one row, so one page.
+      apiAll('performance', moneyFilters(filters, currency), 1),
       previous ? api('reports', { ...previous, by: 'protocol' }) : null,
-      previous ? api('performance', moneyFilters(previous, currency)) : null,
+      previous ? apiAll('performance', moneyFilters(previous, currency), 1) : null,
       previousIntake ? api('intake', { ...previousIntake, by: 'status' }) : null,
       previous ? api('reports', { ...previous, by: 'tier' }) : null,
     ]);

@@ -1,7 +1,7 @@
 // Performance: what networks claim against what Apple signed, and what installs cost and returned (GET /v1/performance):
 // installs and claimed installs per network, the postbacks behind the gap, spend, eCPI, CPI and ROAS ranges per
 // campaign, and the return of each install-day cohort. Every figure is the API's; nothing is added across currencies.
-import { api, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
+import { api, apiAll, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
 
 /** The filters /v1/performance takes, from the page's state: the shared ones it knows, and its own. */
 function performanceFilters(query) {
@@ -10,6 +10,9 @@ function performanceFilters(query) {
   for (const name of ['currency', 'basis']) if (query.get(name)) filters[name] = query.get(name);
   return filters;
 }
+
+/** Pages of a report read at most (10,000 rows each): every group the server's default cap allows (50,000). */
+const maxPages = 5;
 
 const money = (key, label) => ({ key, label, kind: 'money' });
 const ratio = (key, label) => ({ key, label, kind: 'share' });
@@ -20,17 +23,20 @@ export default {
   async render(main, query) {
     const filters = performanceFilters(query);
     const [networks, campaigns, cohorts, imports] = await Promise.all([
-      api('performance', { ...filters, by: 'ad_network,ad_network_name' }),
-      api('performance', { ...filters, by: 'app_name,ad_network,ad_network_name,campaign' }),
-      api('performance', { ...filters, by: 'day,app_name,ad_network_name' }),
+      apiAll('performance', { ...filters, by: 'ad_network,ad_network_name' }, maxPages),
+      apiAll('performance', { ...filters, by: 'app_name,ad_network,ad_network_name,campaign' }, maxPages),
+      apiAll('performance', { ...filters, by: 'day,app_name,ad_network_name' }, maxPages),
       api('spend/imports', { limit: 1 }).catch(() => ({ rows: [] })),
     ]);
 
     const head = section(main, 'Claimed against verified', { wide: true,
-      note: `Installs Apple signed (one per winning first-window install postback that counts) against what networks claim in their imported reports; days are ${filters.basis === 'arrival' ? 'arrival days' : 'estimated install days'} (${networks.time_zone}). docs/metrics.md defines every column.` });
+      note: `Installs Apple signed (one per winning first-window install postback that counts) against what networks claim in their imported reports. Unverifiable and failed verification are under the network an unverified body claims: anyone can send such bodies, they never count, and they do not show what a network did; copies are counted only where Apple's signature proves the network. Days are ${filters.basis === 'arrival' ? 'arrival days' : 'estimated install days'} (${networks.time_zone}). docs/metrics.md defines every column.` });
     picker(head, 'Days: ', 'basis', { '': 'install day', arrival: 'arrival day' }, filters.basis || '');
     const currencies = [...new Set(campaigns.rows.map((row) => row.currency).filter(Boolean))].sort();
     picker(head, 'Money in: ', 'currency', Object.fromEntries([['', 'each row\'s currency'], ...currencies.map((code) => [code, code])]), filters.currency || '');
+    if ([networks, campaigns, cohorts].some((report) => report.next_after)) {
+      head.append(element('p', { class: 'note', text: `Only the first ${format.count(maxPages * 10000)} rows of a report are shown: pick fewer days, or filter by app or ad network.` }));
+    }
     if (!imports.rows.length) head.append(element('p', { class: 'note', text: 'No spend imported yet: countersign spend import FILE (docs/spend.md) fills in claims, spend and the return on it.' }));
     const installs = total(networks.rows, 'installs');
     const claimed = networks.rows.some((row) => row.claimed_installs !== null) ? total(networks.rows, 'claimed_installs') : null;
@@ -38,7 +44,7 @@ export default {
       { id: 'installs', label: 'Verified installs', value: installs, shown: format.count(installs) },
       { id: 'claimed_installs', label: 'Claimed installs', value: claimed ?? '', shown: format.count(claimed) },
       { id: 'install_ratio', label: 'Claimed installs Apple signed', value: claimed ? installs / claimed : '', shown: claimed ? format.share(installs / claimed) : '–' },
-      { id: 'forged', label: 'Forged postbacks', value: total(networks.rows, 'forged'), shown: format.count(total(networks.rows, 'forged')) },
+      { id: 'forged', label: 'Failed verification (network as claimed)', value: total(networks.rows, 'forged'), shown: format.count(total(networks.rows, 'forged')) },
     ]);
     chart(head, 'chart-claims', 'Claimed and verified installs by ad network', {
       type: 'bar',
@@ -53,9 +59,9 @@ export default {
       { key: 'claimed_installs', label: 'Claimed installs', kind: 'count' }, { key: 'install_gap', label: 'Gap', kind: 'count' },
       ratio('install_ratio', 'Signed share'), { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
       { key: 'claimed_re_engagements', label: 'Claimed re-engagements', kind: 'count' },
-      { key: 'not_counted_unverifiable', label: 'Unverifiable', kind: 'count' }, { key: 'not_counted_development', label: 'Development', kind: 'count' },
+      { key: 'not_counted_unverifiable', label: 'Unverifiable (network as claimed)', kind: 'count' }, { key: 'not_counted_development', label: 'Development', kind: 'count' },
       { key: 'not_counted_policy', label: 'Not counted by the rules', kind: 'count' }, { key: 'copies', label: 'Copies', kind: 'count' },
-      { key: 'forged', label: 'Forged', kind: 'count' },
+      { key: 'forged', label: 'Failed verification (network as claimed)', kind: 'count' },
     ] });
 
     // Drill-down: the postbacks behind one network's verified installs, each linked to its lookup.

@@ -17,6 +17,7 @@ enum APIErrorCode: String, CaseIterable {
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
     case insufficientScope = "insufficient_scope"
+    case internalError = "internal_error"
     case invalidSpend = "invalid_spend"
     case invalidToken = "invalid_token"
     case malformedRequest = "malformed_request"
@@ -29,9 +30,12 @@ enum APIErrorCode: String, CaseIterable {
     case queueFull = "queue_full"
     case rateLimited = "rate_limited"
     case schemaNotFound = "schema_not_found"
+    case serverBusy = "server_busy"
     case shuttingDown = "shutting_down"
     case storageFailing = "storage_failing"
     case storageUnavailable = "storage_unavailable"
+    case tooManyGroups = "too_many_groups"
+    case tooManyRequests = "too_many_requests"
 }
 
 /// An HTTP error with the JSON body every route uses: `{"error": "<code>", "message": "..."}`.

@@ -56,8 +56,8 @@ enum AppleAdsRoutes {
             }
             let parameters = request.uri.queryParameters
             let app = try QueryParameters.app(request)
-            if let installID = parameters.get("install_id"), installID.isEmpty || installID.unicodeScalars.count > 256 {
-                throw APIError(.badRequest, .badParameter, "install_id: must be 1 to 256 characters")
+            if let installID = parameters.get("install_id"), installID.isEmpty || installID.unicodeScalars.count > 256 || LabelText.hasRefused(installID) {
+                throw APIError(.badRequest, .badParameter, "install_id: must be 1 to 256 characters without \(LabelText.refusedKinds)")
             }
             try spend(records, sources.source(of: context.remoteAddress))
             let stored: StoredAttribution

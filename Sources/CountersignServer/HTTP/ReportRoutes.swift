@@ -5,7 +5,7 @@ import Postback
 
 /// `GET /v1/reports`, `GET /v1/conversions` and `GET /v1/conversions/export`.
 enum ReportRoutes {
-    static func add(to api: PrivateAPI, store: StoreDatabase) {
+    static func add(to api: PrivateAPI, store: StoreDatabase, limits: ServerLimits) {
         api.read.get("reports") { request, context in
             let (query, format) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
@@ -14,7 +14,7 @@ enum ReportRoutes {
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
-        addExport(to: api, store: store)
+        addExport(to: api, store: store, limiter: limits.export)
         api.read.get("conversions") { request, context in
             let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
@@ -29,9 +29,21 @@ enum ReportRoutes {
         }
     }
 
+    /// Rows an HTTP export reads a page (the CLI's `export` reads larger ones): a page's text is held until written.
+    static let exportPage = 2_000
+    /// The largest buffer an export hands the connection at once, so a client that stops reading pins little.
+    static let exportChunk = 64 * 1024
+
+    /// The ranges of a page of `count` bytes that an export writes one buffer each, ``exportChunk`` bytes at most.
+    static func exportChunks(count: Int) -> [Range<Int>] {
+        stride(from: 0, to: count, by: ReportRoutes.exportChunk).map { $0..<min($0 + ReportRoutes.exportChunk, count) }
+    }
+
     /// `GET /v1/conversions/export`: every conversion the filters select in one streamed answer (CSV by default, or
-    /// NDJSON), read a page at a time so memory stays flat; a client that goes away stops the reading.
-    static func addExport(to api: PrivateAPI, store: StoreDatabase) {
+    /// NDJSON), read a page at a time so memory stays flat; a client that goes away stops the reading. `limiter` bounds
+    /// the exports running at once, per key and in all (429 and 503 beyond); a client that stops reading is cut off by
+    /// ``SendTimeoutHandler`` (trust round 4, finding 10).
+    static func addExport(to api: PrivateAPI, store: StoreDatabase, limiter: HeavyRequestLimiter) {
         api.read.get("conversions/export") { request, context in
             let (query, _) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
@@ -41,10 +53,14 @@ enum ReportRoutes {
             case "ndjson": format = .ndjson
             default: throw APIError(.badRequest, .badParameter, "format: an export is csv or ndjson")
             }
+            // The permit lives in the body's closure: it is released when the last byte is written, when writing fails
+            // or is cancelled, or, for an answer never written (HEAD), when the response is freed.
+            let permit = try limiter.acquire(key: context.heavyRequestKey)
             return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
                             body: ResponseBody { writer in
-                try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson) { bytes in
-                    try await writer.write(ByteBuffer(bytes: bytes))
+                defer { permit.release() }
+                try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson, page: ReportRoutes.exportPage) { bytes in
+                    for range in ReportRoutes.exportChunks(count: bytes.count) { try await writer.write(ByteBuffer(bytes: bytes[range])) }
                 }
                 try await writer.finish(nil)
             })

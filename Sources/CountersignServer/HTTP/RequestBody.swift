@@ -16,9 +16,32 @@ enum RequestBody {
         } catch is NIOTooManyBytesError {
             throw APIError.tooLarge(limit: limit)
         } catch is HTTPParserError {
-            throw APIError(.badRequest, .malformedRequest, "the request body is not well-formed (its chunked framing or length is broken)",
-                           headers: [.connection: "close"])
+            throw malformed
         }
+    }
+
+    /// Hands the body to `take` a buffer at a time as it arrives, keeping none of it: the same 413 (a declared length
+    /// over `limit` before a byte is read, or more than `limit` bytes arriving) and 400 as ``collect(_:limit:)``.
+    static func stream(_ request: Request, limit: Int, _ take: (ByteBuffer) throws -> Void) async throws {
+        if let declared = request.headers[.contentLength], let length = Int(declared), length > limit {
+            throw APIError.tooLarge(limit: limit)
+        }
+        var received = 0
+        do {
+            for try await buffer in request.body {
+                received += buffer.readableBytes
+                guard received <= limit else { throw APIError.tooLarge(limit: limit) }
+                try take(buffer)
+            }
+        } catch is HTTPParserError {
+            throw malformed
+        }
+    }
+
+    /// 400 for a body whose framing the HTTP parser cannot read; the connection closes after it.
+    private static var malformed: APIError {
+        APIError(.badRequest, .malformedRequest, "the request body is not well-formed (its chunked framing or length is broken)",
+                 headers: [.connection: "close"])
     }
 }
 

@@ -33,6 +33,8 @@ package struct ServerApplication {
     let logger: Logger
     let router: Router<AppRequestContext>
     let services: [any Service]
+    /// The bounds on heavy requests (exports, large reports, reconciliation), shared by their routes.
+    let limits: ServerLimits
 
     /// How to open the store `settings` name.
     package static func storeSettings(_ settings: ServerSettings) throws -> StoreSettings {
@@ -50,10 +52,13 @@ package struct ServerApplication {
 
     /// Builds every route and service over `store`, which must be running; nothing else runs until
     /// ``application(onServerRunning:)`` runs. Every metric goes to `metrics`, which `GET /metrics` shows (no metric
-    /// goes through a process-wide registry, so two applications in one process, as in tests, count apart).
-    package init(settings: ServerSettings, store: StoreDatabase, keyRing: KeyRing, logger: Logger, metrics: PrometheusCollectorRegistry) async throws {
+    /// goes through a process-wide registry, so two applications in one process, as in tests, count apart). `limits`
+    /// bounds heavy requests (tests pass their own to hold permits).
+    package init(settings: ServerSettings, store: StoreDatabase, keyRing: KeyRing, logger: Logger, metrics: PrometheusCollectorRegistry,
+                 limits: ServerLimits = ServerLimits()) async throws {
         self.settings = settings
         self.logger = logger
+        self.limits = limits
         let factory = PrometheusMetricsFactory(registry: metrics)
         let writer = GroupCommitWriter(database: store, metrics: factory)
         keyRing.prepare()
@@ -67,15 +72,16 @@ package struct ServerApplication {
             bodyLimit: settings.bodyLimit,
             sources: settings.sources,
             rejectedBodies: IntakeBudget(kind: "rejected_body", perSourcePerMinute: settings.rejectedBodyBudget, globalPerMinute: settings.rejectedGlobalBudget,
-                                         metrics: factory),
+                                         metrics: factory, logger: logger),
             rejectedReceipts: IntakeBudget(kind: "rejected_receipt", perSourcePerMinute: settings.rejectedReceiptBudget,
-                                           globalPerMinute: settings.rejectedReceiptGlobalBudget, metrics: factory),
+                                           globalPerMinute: settings.rejectedReceiptGlobalBudget, metrics: factory, logger: logger),
             unverifiable: IntakeBudget(kind: "unverifiable", perSourcePerMinute: settings.unverifiableBudget, globalPerMinute: settings.unverifiableGlobalBudget,
-                                       metrics: factory),
+                                       metrics: factory, logger: logger),
             metrics: IngestMetrics(factory: factory)
         )
         // HEAD is answered wherever GET is (the same headers, no body).
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: ErrorAnswerMiddleware())
         router.add(middleware: ShutdownMiddleware())
         router.add(middleware: RequestTextMiddleware())
         // The trie router matches a path with or without its trailing slash.
@@ -85,13 +91,15 @@ package struct ServerApplication {
         let privateAPI = PrivateAPI(router: router, store: store)
         let backlog = SchemaBacklogDecoder(store: store, logger: logger, metrics: factory)
         SchemaRoutes.add(to: privateAPI, store: store, backlog: backlog)
-        ReportRoutes.add(to: privateAPI, store: store)
+        ReportRoutes.add(to: privateAPI, store: store, limits: limits)
         NameRoutes.add(to: privateAPI, store: store)
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
-        SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit)
+        SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit, maximumGroups: settings.performanceMaxGroups, limiter: limits.report)
+        SpendRoutes.addReconciliation(to: privateAPI, store: store, uploadLimit: settings.reconcileUploadLimit, sizes: settings.reconcileSizes,
+                                      limiter: limits.reconcile)
         let tokenExchange = TokenExchangeRunner(
             store: store,
             configuration: .init(url: settings.adServicesURL, policy: settings.adServicesPolicy, concurrency: settings.adServicesConcurrency),
@@ -100,7 +108,7 @@ package struct ServerApplication {
         AppleAdsRoutes.addPublic(to: router, store: store, tokenExchange: tokenExchange,
                                  limiter: SourceRateLimiter(rate: settings.publicRate, burst: settings.publicBurst), sources: settings.sources,
                                  records: IntakeBudget(kind: "apple_ads_submission", perSourcePerMinute: settings.publicRecordBudget,
-                                                       globalPerMinute: settings.publicRecordGlobalBudget, metrics: factory),
+                                                       globalPerMinute: settings.publicRecordGlobalBudget, metrics: factory, logger: logger),
                                  maximumQueue: settings.adServicesMaximumQueue)
         // Names of Apple Ads campaigns, ad groups and keywords, read only when an API user is configured.
         let appleAdsNames: [any Service] = settings.appleAdsCredentials.map { credentials in
@@ -141,7 +149,8 @@ package struct ServerApplication {
         services = [writer, tokenExchange, appRules, backlog, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
                                                                     unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger,
                                                                     metrics: factory),
-                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory)] + appleAdsNames
+                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory),
+                    MemoryTrimmer(limiters: limits.all, logger: logger)] + appleAdsNames
     }
 
     /// Every route the router serves: its method and path template.
@@ -150,10 +159,12 @@ package struct ServerApplication {
     /// The application to run: the HTTP server on the configured address, with the background services.
     package func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         let requestTimeout = TimeAmount.nanoseconds(Int64(settings.requestTimeout * 1e9))
+        let sendTimeout = TimeAmount.nanoseconds(Int64(settings.sendTimeout * 1e9))
         return Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout), MalformedRequestHandler(), ExpectContinueHandler()],
+                additionalChannelHandlers: [RequestDeadlineHandler(timeout: requestTimeout), SendTimeoutHandler(timeout: sendTimeout),
+                                            MalformedRequestHandler(), ExpectContinueHandler()],
                 idleTimeout: .nanoseconds(Int64(settings.idleTimeout * 1e9))
             )),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "countersign"),

@@ -45,6 +45,16 @@ final class SourceRateLimiter: Sendable {
         }
     }
 
+    /// Gives back the token ``acquire(_:now:)`` just took for `source`: the request was allowed here but refused
+    /// elsewhere, so it spent nothing.
+    func refund(_ source: String) {
+        buckets.withLock { buckets in
+            guard var bucket = buckets[source] else { return }
+            bucket.tokens = min(burst, bucket.tokens + 1)
+            buckets[source] = bucket
+        }
+    }
+
     /// Drops addresses whose bucket has refilled (they are as if never seen); if none has, starts afresh.
     private func forgetIdle(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
         let refill = Duration.milliseconds(Int64(burst / rate * 1000))

@@ -11,7 +11,8 @@ import Store
 /// and returned, claimed against verified). Imports need the schemas scope: like schemas
 /// and names, they change what reports say.
 enum SpendRoutes {
-    static func add(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int) {
+    /// `maximumGroups` caps the groups one performance report adds up (`--performance-max-groups`).
+    static func add(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, maximumGroups: Int, limiter: HeavyRequestLimiter) {
         api.schemas.post("spend") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["format", "file_name", "app", "ad_network", "currency"])
             let parameters = request.uri.queryParameters
@@ -49,18 +50,58 @@ enum SpendRoutes {
                 return JSONResponse.make(try await store.spend.importRates(rates, provenance: provenance).json)
             }
         }
+        // Paged as /v1/conversions is (`limit`, `after`, `Next-After`, `next_after`), rows in the report's order; a
+        // report of more than `maximumGroups` groups is refused whichever page is asked (trust round 4, finding 5).
         api.read.get("performance") { request, context in
             let pairs = try await ReportRoutes.parameters(request, store: store)
             let query: PerformanceQuery
-            do throws(QueryProblem) { query = try PerformanceQuery.parse(pairs, extraAllowed: ["format"]) } catch {
+            do throws(QueryProblem) { query = try PerformanceQuery.parse(pairs, extraAllowed: ["format", "limit", "after"]) } catch {
                 throw APIError(.badRequest, .badParameter, error.description)
             }
             try context.requireApp(query.app)
             let format = try QueryParameters.format(request)
-            let table = try await store.performance.report(query)
-            return JSONResponse.make(text: format.render(table), contentType: format.contentType,
-                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
+            let limit = try QueryParameters.limit(request, default: QueryParameters.maximumPage)
+            let after = try PerformanceCursor.read(request, dimensions: query.groupBy.count)
+            // The request is checked; what follows reads and adds up the report, the heavy part, under a permit held
+            // until the page's last byte is written (or freed with the response).
+            let permit = try limiter.acquire(key: context.heavyRequestKey)
+            let page: PerformanceReader.Page
+            do {
+                page = try await store.performance.page(query, maximumGroups: maximumGroups, after: after, limit: limit)
+            } catch let error as PerformanceReader.TooManyGroups {
+                let by = query.groupBy.map(\.rawValue).joined(separator: ",")
+                throw APIError(.badRequest, .tooManyGroups, "by=\(by) selects more than \(error.maximum) groups; narrow from/to, "
+                               + "filter by app, ad_network, campaign or country, or group by fewer dimensions")
+            }
+            let next = page.next.map(PerformanceCursor.encode)
+            var headers: HTTPFields = [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier]
+            if let next { headers[.init("Next-After")!] = next }
+            let extra = [JSONMember(key: "next_after", value: next.map(JSONValue.string) ?? .null)]
+            // The page's text is written in pieces as its rows are, never held whole.
+            let table = page.table
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                defer { permit.release() }
+                try await format.write(table, extra: extra) { bytes in try await writer.write(ByteBuffer(bytes: bytes)) }
+                try await writer.finish(nil)
+            })
         }
+        api.read.get("spend/imports") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: ["limit", "format"])
+            try context.requireEveryApp("the import list")
+            let format = try QueryParameters.format(request)
+            let table = try await store.spend.imports(limit: try QueryParameters.limit(request, default: 100))
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
+        }
+    }
+}
+
+extension SpendRoutes {
+    /// `POST /v1/reconciliation/postbacks`: a network's list of identifiers read as it arrives (at most `uploadLimit`
+    /// bytes, `--reconcile-upload-limit`), each distinct one kept once in compact form, then checked `sizes.lookup` at a
+    /// time and answered as the rows are found, in buffers of about `sizes.answer` bytes, as the export is: neither the
+    /// list, nor the table, nor its text is ever held whole (trust round 4, finding 3).
+    static func addReconciliation(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, sizes: PostbackReconciliation.Sizes,
+                                  limiter: HeavyRequestLimiter) {
         api.read.post("reconciliation/postbacks") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "format"])
             let parameters = request.uri.queryParameters
@@ -73,67 +114,36 @@ enum SpendRoutes {
             }
             if let app = scope.app { try context.requireApp(app) } else { try context.requireEveryApp("reconciliation without app=") }
             let format = try QueryParameters.format(request)
-            let bytes = Array(buffer: try await RequestBody.collect(request, limit: uploadLimit))
-            let identifiers = try IdentifierList.read(bytes)
-            let table = try await store.reconciliation.reconcile(identifiers: identifiers, adNetwork: scope.adNetwork, app: scope.app, from: scope.from, to: scope.to)
-            return JSONResponse.make(text: format.render(table, extra: [IdentifierList.counts(table)]), contentType: format.contentType)
-        }
-        api.read.get("spend/imports") { request, context in
-            try QueryParameters.refuseUnknown(request, allowed: ["limit", "format"])
-            try context.requireEveryApp("the import list")
-            let format = try QueryParameters.format(request)
-            let table = try await store.spend.imports(limit: try QueryParameters.limit(request, default: 100))
-            return JSONResponse.make(text: format.render(table), contentType: format.contentType)
-        }
-    }
-}
-
-/// The identifiers a network claims: one a line, or the first column of a CSV whose header names it
-/// (`identifier`, `postback_identifier`, `transaction_id`).
-package enum IdentifierList {
-    /// The identifiers of `bytes`, or 400 naming the first bad line (or saying there are none).
-    package static func read(_ bytes: [UInt8]) throws -> [String] {
-        var reader = CSVReader(bytes, maximumFields: 64, maximumFieldBytes: 128)
-        var identifiers: [String] = []
-        do {
-            while let record = try reader.next() {
-                var trimmed = Substring(record.fields[0])
-                while let first = trimmed.utf8.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
-                while let last = trimmed.utf8.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
-                let text = String(trimmed)
-                if text.isEmpty || (record.line == 1 && ["identifier", "postback_identifier", "postback-identifier", "transaction_id", "transaction-id"].contains(text.lowercased())) { continue }
-                guard text.utf8.count <= 128, text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                    throw APIError(.badRequest, .badParameter, "line \(record.line): an identifier is at most 128 printable characters, such as a postback-identifier or transaction-id")
-                }
-                identifiers.append(text)
-                guard identifiers.count <= PostbackReconciliation.maximumIdentifiers else {
-                    throw APIError(.badRequest, .badParameter, "more than \(PostbackReconciliation.maximumIdentifiers) identifiers; send them in parts")
-                }
+            let written: TableWriter.Format = switch format {
+            case .csv: .csv
+            case .ndjson: .ndjson
+            case .json, .table: .json
             }
-        } catch let problem as CSVProblem {
-            throw APIError(.badRequest, .badParameter, problem.description)
+            // The whole list is read and checked before the answer starts: a bad line, no identifier or too many is a
+            // 400 with nothing sent. Reading it is heavy too, so the permit comes first and lives until the last byte.
+            let permit = try limiter.acquire(key: context.heavyRequestKey)
+            let claimed = try await IdentifierList.read(request, limit: uploadLimit, sizes: sizes)
+            let reconciling = scope
+            return Response(status: .ok, headers: [.contentType: format.contentType], body: ResponseBody { writer in
+                defer { permit.release() }
+                try await store.reconciliation.reconcile(claimed, adNetwork: reconciling.adNetwork, app: reconciling.app, from: reconciling.from,
+                                                         to: reconciling.to, format: written, sizes: sizes) { bytes in
+                    try await writer.write(ByteBuffer(bytes: bytes))
+                }
+                try await writer.finish(nil)
+            })
         }
-        guard !identifiers.isEmpty else {
-            throw APIError(.badRequest, .badParameter, "no identifiers: send the postback identifiers the network claims, one a line")
-        }
-        return identifiers
-    }
-
-    /// `counts`: how many rows have each status.
-    package static func counts(_ table: ReportTable) -> JSONMember {
-        var counts: [String: Int] = [:]
-        for row in table.rows { if case .string(let status) = row[1] { counts[status, default: 0] += 1 } }
-        return JSONMember(key: "counts", value: .object(JSONObject(PostbackReconciliation.Status.allCases.map {
-            JSONMember(key: $0.rawValue, value: .number(String(counts[$0.rawValue] ?? 0)))
-        })))
     }
 }
 
 extension SpendRoutes {
-    /// The `file_name` parameter: at most 256 characters (control characters are refused before any route).
+    /// The `file_name` parameter: at most 256 characters (control characters are refused before any route), without
+    /// format characters (bidi, zero-width), separators or noncharacters either (``LabelText``).
     static func fileName(_ request: Request) throws -> String? {
         guard let name = request.uri.queryParameters.get("file_name") else { return nil }
-        guard (1...256).contains(name.count) else { throw APIError(.badRequest, .badParameter, "file_name: must be 1 to 256 characters") }
+        guard (1...256).contains(name.count), !LabelText.hasRefused(name) else {
+            throw APIError(.badRequest, .badParameter, "file_name: must be 1 to 256 characters without \(LabelText.refusedKinds)")
+        }
         return name
     }
 }

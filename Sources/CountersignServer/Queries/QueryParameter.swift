@@ -1,4 +1,5 @@
 import Foundation
+import JWS
 import Postback
 import Store
 
@@ -204,8 +205,8 @@ extension PerformanceQuery {
             case "app": query.app = try QueryParameter.app(name, value)
             case "ad_network": query.adNetwork = try QueryParameter.adNetwork(name, value)
             case "campaign":
-                guard (1...64).contains(value.count), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                    throw fail("must be 1 to 64 characters")
+                guard (1...64).contains(value.count), !LabelText.hasRefused(value) else {
+                    throw fail("must be 1 to 64 characters without \(LabelText.refusedKinds)")
                 }
                 query.campaign = value
             case "country":

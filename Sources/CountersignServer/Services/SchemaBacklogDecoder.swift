@@ -5,12 +5,11 @@ import Store
 import Postback
 
 /// Decodes, in the background, the postbacks stored before their app had a schema: a schema upload answers at once
-/// (`PUT /v1/schemas/{app}` says how many wait) and this service decodes them in batches of ``batch``, one transaction
-/// each, oldest first, at start, after an upload through this receiver and every `interval` (an upload through another
-/// receiver or the CLI). Progress shows as `Schema-Waiting-Postbacks` on `GET /v1/schemas/{app}`.
+/// (`PUT /v1/schemas/{app}` says how many wait) and this service decodes them at ``PostbackLedger/backlogPace``
+/// (small transactions with pauses, so ingest keeps the writer), oldest first, at start, after an upload through this
+/// receiver and every `interval` (an upload through another receiver or the CLI). Progress shows as
+/// `Schema-Waiting-Postbacks` on `GET /v1/schemas/{app}`.
 final class SchemaBacklogDecoder: Service, Sendable {
-    /// Postbacks decoded in one transaction.
-    static let batch = 1_000
     let store: StoreDatabase
     let interval: Double
     let logger: Logger
@@ -63,7 +62,7 @@ final class SchemaBacklogDecoder: Service, Sendable {
         for revision in revisions where done[revision.app] != revision.revision {
             let app = revision.app
             do {
-                let total = try await store.ledger.decodeBacklog(app: app, batch: Self.batch)
+                let total = try await store.ledger.decodeBacklog(app: app)
                 // Rows another transaction held (a duplicate being counted, a reverify) were passed over: the app is
                 // done only when none waits, else the next round takes them.
                 if try await store.ledger.waitingForDecoding(app: app) == 0 { done[app] = revision.revision }

@@ -31,6 +31,8 @@ package struct ServerSettings: Sendable {
     package var requestTimeout = 10.0
     /// Seconds a connection may stay open with no request in progress.
     package var idleTimeout = 30.0
+    /// Seconds a response may wait for a client that reads none of it (the connection's output stays full).
+    package var sendTimeout = 30.0
     /// Where AdServices tokens are exchanged, and Apple's schedule (adjustable for stand-ins and tests).
     package var adServicesURL = "https://api-adservices.apple.com/api/v1/"
     package var adServicesPolicy = RetryPolicy()
@@ -73,6 +75,12 @@ package struct ServerSettings: Sendable {
     package var publicRecordGlobalBudget = 300
     /// The largest spend, claims or rate file accepted over HTTP, in bytes (a million lines is about 60 MB).
     package var spendUploadLimit = 128 * 1024 * 1024
+    /// The largest list of identifiers `POST /v1/reconciliation/postbacks` reads, in bytes (a million UUIDs is 37 MB).
+    package var reconcileUploadLimit = 48 * 1024 * 1024
+    /// How much each step of a reconciliation reads and writes (not a flag: tests make them small).
+    package var reconcileSizes = PostbackReconciliation.Sizes()
+    /// Groups one `GET /v1/performance` report adds up at most; a report of more is refused, 400 `too_many_groups`.
+    package var performanceMaxGroups = PerformanceReader.defaultMaximumGroups
     /// Forwarding rules at most.
     package var forwardMaxRules = ForwardRule.defaultMaximumRules
     /// Whether `/metrics` needs an API key with the `metrics` scope.
@@ -129,6 +137,8 @@ package struct ServerSettings: Sendable {
                     help: "Seconds a request may take to arrive, headers to last byte."),
             .number("idle-timeout", \.idleTimeout, expected: "seconds, more than 0 and at most 3600", where: within(3600),
                     help: "Seconds an idle keep-alive connection stays open."),
+            .number("send-timeout", \.sendTimeout, expected: "seconds, more than 0 and at most 3600", where: within(3600),
+                    help: "Seconds an answer may wait for a client that reads none of it."),
             .number("public-rate", \.publicRate, expected: "requests a second, more than 0", value: "N", where: { $0 > 0 },
                     help: "Requests a second one address may send to the Apple Ads routes."),
             .number("public-burst", \.publicBurst, expected: "requests, 1 or more", value: "N", where: { $0 >= 1 },
@@ -188,6 +198,10 @@ package struct ServerSettings: Sendable {
             .integer("source-prefix-v6", \.sources.v6Prefix, in: 16...128, value: "BITS", help: "Bits of an IPv6 address that make one source for the budgets."),
             .integer("spend-upload-limit", \.spendUploadLimit, in: 1024...Int(Int32.max), value: "BYTES",
                      help: "Largest spend, claims or rate file accepted over HTTP, in bytes."),
+            .integer("reconcile-upload-limit", \.reconcileUploadLimit, in: 1024...Int(Int32.max), value: "BYTES",
+                     help: "Largest list of identifiers a reconciliation reads over HTTP, in bytes."),
+            .integer("performance-max-groups", \.performanceMaxGroups, in: 1...10_000_000,
+                     help: "Groups one performance report adds up at most; more is 400 too_many_groups."),
             .integer("forward-max-rules", \.forwardMaxRules, in: 1...10_000, help: "Forwarding rules at most."),
             .toggle("metrics-require-key", \.metricsRequireKey, help: "Serve /metrics only with an API key that has the metrics scope."),
             .number("forward-backoff", \.forwardSchedule.initialBackoff, expected: "seconds, more than 0 and at most 86400", where: within(86_400),

@@ -9,16 +9,19 @@ public struct SetupStatus: Sendable {
     let engine: any DatabaseEngine
     let tally: ArrivalTally
 
-    /// Whether an app's developer copies arrive.
+    /// Whether an app's developer copies arrive. Only a copy whose signature was checked with Apple's keys says they
+    /// do: anyone can send a body naming the app to its copy domain with that `Host` (trust round 4, finding 7).
     public enum DeveloperCopies: String, Sendable, CaseIterable {
         case arriving
+        case unverifiedOnly = "unverified_only"
         case none
         case notConfigured = "not_configured"
 
         /// What it means and what to do, in a developer's words (docs/setup.md).
         public var definition: String {
             switch self {
-            case .arriving: "Copies arrive at the app's copy domain; last_copy_at says when the last did."
+            case .arriving: "Copies signed with Apple's keys arrive at the app's copy domain; last_copy_at says when the last did."
+            case .unverifiedOnly: "Bodies naming the app arrived at the copy domain but none passed the signature check: anyone can send these, so they do not show that Apple's copies arrive; if Apple's should be among them, check the keys and that the proxy passes bodies unchanged (docs/setup.md)."
             case .none: "A copy domain is registered but no copy arrived in the period: check the Info.plist keys, the domain's certificate and the proxy (docs/setup.md)."
             case .notConfigured: "No copy domain is registered for the app: countersign apps set ID --copy-domain example.com."
             }
@@ -40,7 +43,19 @@ public struct SetupStatus: Sendable {
         ("unverifiable", "Kept, but signed with a key or in a version Countersign does not know yet."),
         ("invalid", "Refused: a bad signature or a malformed body."),
         ("refused", "Apple-signed but refused by the server's rules (an ad network not accepted, development not allowed)."),
-        ("failing_share", "(unverifiable + invalid) / arrivals: the share failing verification."),
+        ("failing_share", "(unverifiable + invalid) / arrivals: the share failing verification. Anyone can raise it by sending bodies that name the app; verified counts only what Apple signed."),
+    ]
+
+    /// The fields of each app's summary (`apps` in the JSON, one line per app in the table), each with what it says.
+    public static let summaryFields: [(name: String, definition: String)] = [
+        ("copy_domain", "The domain registered for the app's developer copies (countersign apps set ID --copy-domain), or null."),
+        ("developer_copies", "Whether the app's developer copies arrive (docs/setup.md)."),
+        ("last_copy_at", "When the last developer copy signed with Apple's keys arrived in the period, or null: bodies that failed the signature check never set it."),
+        ("verified_copies", "Developer copies in the period whose signature Apple's keys verified (production or development, counted or refused by the rules): only Apple can make these."),
+        ("unverified_copies", "Bodies naming the app that arrived at its copy domain in the period but were not verified (an unknown or bad signature, a malformed body): anyone can send these, and they never make copies arriving."),
+        ("last_received_at", "When the last body naming the app arrived in the period, whatever its channel and outcome, or null."),
+        ("arrivals", "Bodies naming the app that arrived in the period, every channel and outcome."),
+        ("failing_share", "(unverifiable + invalid) / arrivals over every channel, or null without arrivals. Anyone can raise it by sending bodies that name the app: read it beside verified_copies."),
     ]
 
     /// One app's summary.
@@ -49,8 +64,12 @@ public struct SetupStatus: Sendable {
         public var name: String?
         public var copyDomain: String?
         public var developerCopies: DeveloperCopies
-        /// When the last developer copy arrived in the period.
+        /// When the last developer copy signed with Apple's keys arrived in the period (never a body that failed the check).
         public var lastCopyAt: String?
+        /// Developer copies in the period whose signature Apple's keys verified (stored or refused by the rules).
+        public var verifiedCopies: Int
+        /// Bodies naming the app at its copy domain in the period that could not be verified: anyone can send these.
+        public var unverifiedCopies: Int
         /// When the last postback of any kind arrived in the period.
         public var lastReceivedAt: String?
         public var arrivals: Int
@@ -64,6 +83,8 @@ public struct SetupStatus: Sendable {
                 JSONMember(key: "copy_domain", value: copyDomain.map { .string($0) } ?? .null),
                 JSONMember(key: "developer_copies", value: .string(developerCopies.rawValue)),
                 JSONMember(key: "last_copy_at", value: lastCopyAt.map { .string($0) } ?? .null),
+                JSONMember(key: "verified_copies", value: .number(String(verifiedCopies))),
+                JSONMember(key: "unverified_copies", value: .number(String(unverifiedCopies))),
                 JSONMember(key: "last_received_at", value: lastReceivedAt.map { .string($0) } ?? .null),
                 JSONMember(key: "arrivals", value: .number(String(arrivals))),
                 JSONMember(key: "failing_share", value: failingShare.map { .number(SetupStatus.share($0)) } ?? .null),
@@ -74,7 +95,12 @@ public struct SetupStatus: Sendable {
         public var line: String {
             let label = name.map { "\(app) (\($0))" } ?? String(app)
             switch developerCopies {
-            case .arriving: return "\(label): developer copies arriving at \(copyDomain ?? "?"), the last at \(lastCopyAt ?? "?")"
+            case .arriving:
+                return "\(label): developer copies arriving at \(copyDomain ?? "?"), the last at \(lastCopyAt ?? "?") (\(verifiedCopies) signed by Apple, "
+                    + "\(unverifiedCopies) not verified)"
+            case .unverifiedOnly:
+                return "\(label): no developer copy signed by Apple arrived at \(copyDomain ?? "?") in the period; \(unverifiedCopies) bodies naming the app "
+                    + "arrived there but none passed the signature check (anyone can send these); check the keys and that the proxy passes bodies unchanged (docs/setup.md)"
             case .none: return "\(label): no developer copy arrived at \(copyDomain ?? "?") in the period; check the Info.plist keys, the certificate and the proxy (docs/setup.md)"
             case .notConfigured: return "\(label): no copy domain registered; countersign apps set \(app) --name NAME --copy-domain example.com"
             }
@@ -97,7 +123,9 @@ public struct SetupStatus: Sendable {
             let registered = try db.rows("SELECT app, name, copy_domain FROM apps" + (app == nil ? "" : " WHERE app = ?"), app.map { [$0] } ?? [])
             return (rows, registered)
         }
-        struct Group { var last = "", arrivals = 0, verified = 0, development = 0, unverifiable = 0, invalid = 0, refused = 0 }
+        // `checked` and `lastChecked`: the arrivals whose signature Apple's keys verified (an environment is logged for
+        // those only, refused by the rules or not); only they say developer copies arrive.
+        struct Group { var last = "", lastChecked = "", arrivals = 0, checked = 0, verified = 0, development = 0, unverifiable = 0, invalid = 0, refused = 0 }
         var groups: [[String]: Group] = [:]
         var names: [AppID: String] = [:], domains: [AppID: String] = [:]
         for row in registered {
@@ -122,6 +150,10 @@ public struct SetupStatus: Sendable {
             var group = groups[groupKey] ?? Group()
             group.arrivals += count
             group.last = max(group.last, last)
+            if !key.environment.isEmpty {
+                group.checked += count
+                group.lastChecked = max(group.lastChecked, last)
+            }
             let development = key.environment == KeyEnvironment.development.rawValue
             switch key.outcome {
             case "verified": if development { group.development += count } else { group.verified += count }
@@ -148,9 +180,15 @@ public struct SetupStatus: Sendable {
             let copies = mine.filter { $0.key[4] == ArrivalChannel.developerCopy.rawValue }
             let arrivals = mine.values.reduce(0) { $0 + $1.arrivals }
             let failing = mine.values.reduce(0) { $0 + $1.unverifiable + $1.invalid }
-            let lastCopy = copies.values.map(\.last).max()
-            let state: DeveloperCopies = domains[id] == nil ? .notConfigured : lastCopy == nil ? .none : .arriving
+            // Only a copy whose signature was checked says copies arrive: a Host header and a body naming the app are
+            // anyone's to send.
+            let verifiedCopies = copies.values.reduce(0) { $0 + $1.checked }
+            let unverifiedCopies = copies.values.reduce(0) { $0 + $1.arrivals - $1.checked }
+            let lastCopy = copies.values.map(\.lastChecked).filter { !$0.isEmpty }.max()
+            let state: DeveloperCopies = domains[id] == nil ? .notConfigured
+                : lastCopy != nil ? .arriving : unverifiedCopies > 0 ? .unverifiedOnly : .none
             summaries.append(AppSummary(app: id, name: names[id], copyDomain: domains[id], developerCopies: state, lastCopyAt: lastCopy,
+                                        verifiedCopies: verifiedCopies, unverifiedCopies: unverifiedCopies,
                                         lastReceivedAt: mine.values.map(\.last).max(), arrivals: arrivals,
                                         failingShare: arrivals == 0 ? nil : Double(failing) / Double(arrivals)))
         }

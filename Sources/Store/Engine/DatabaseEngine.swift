@@ -59,7 +59,33 @@ final class EngineLane: TransactionLane {
     func close() {}
 }
 
+/// How background work (a schema's backlog, a spend import's staging) shares the one writer with ingest: small
+/// transactions, and after each a pause of ``idleRatio`` times what it took (waiting for the writer included), so the
+/// work holds at most 1 / (1 + ``idleRatio``) of the writer's time and ingest waits behind at most one transaction.
+public struct WritePace: Sendable {
+    /// Rows written in one transaction.
+    public var batch: Int
+    /// The pause after a transaction, as a multiple of its time.
+    public var idleRatio: Double
+
+    /// A pace.
+    public init(batch: Int, idleRatio: Double) {
+        self.batch = batch
+        self.idleRatio = idleRatio
+    }
+}
+
 extension DatabaseEngine {
+    /// ``write(_:)`` at `pace`: the transaction, then the pause it earned.
+    @discardableResult
+    public func pacedWrite<T: Sendable>(_ pace: WritePace, _ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result = try await write(body)
+        if pace.idleRatio > 0 { try await Task.sleep(for: (clock.now - started) * pace.idleRatio) }
+        return result
+    }
+
     /// ``transaction(_:)`` for async callers.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLSession) throws -> T) async throws -> T {

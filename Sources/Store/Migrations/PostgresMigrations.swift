@@ -742,12 +742,39 @@ enum PostgresMigrations {
                 END IF;
             END $$;
             """),
+        // A spend import is staged beside the rows readers see and made current in one short transaction (as SQLite's
+        // v23): rows carry their import in the key, `spend_current` names the import in force for each day, app and ad
+        // network, and readers see only those rows. Frozen text.
+        ("v18-spend-staged-imports", """
+            ALTER TABLE spend DROP CONSTRAINT spend_pkey;
+            ALTER TABLE spend ADD PRIMARY KEY (import_id, day, app, ad_network_id, campaign, country);
+            CREATE TABLE spend_current (
+                day text NOT NULL,
+                app bigint NOT NULL,
+                ad_network_id text NOT NULL,
+                import_id bigint NOT NULL,
+                PRIMARY KEY (day, app, ad_network_id)
+            );
+            INSERT INTO spend_current (day, app, ad_network_id, import_id)
+            SELECT day, app, ad_network_id, max(import_id) FROM spend GROUP BY day, app, ad_network_id;
+            ALTER TABLE spend_imports ADD COLUMN state text NOT NULL DEFAULT 'live';
+            CREATE OR REPLACE VIEW spend_daily AS
+            SELECT s.day, s.app, coalesce(a.name, CAST(s.app AS text)) AS app_name, s.ad_network_id, s.campaign, s.country,
+                   s.impressions, s.clicks, s.claimed_installs, s.claimed_re_engagements, s.spend_micros,
+                   trim_scale(s.spend_micros::numeric / 1000000) AS spend, s.currency, s.import_id
+            FROM spend s
+            JOIN spend_current c ON c.day = s.day AND c.app = s.app AND c.ad_network_id = s.ad_network_id AND c.import_id = s.import_id
+            LEFT JOIN apps a ON a.app = s.app;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
     static let lockKey: Int64 = 0x436f_756e_7465_72
     /// The key `schema_catalogue()` locks shared and a schema upload exclusively (migration v9 holds it as a literal).
     static let catalogLockKey: Int64 = lockKey + 2
+    /// The key every spend, claims and rates import holds while it replaces rows, so two imports of the same days never
+    /// both keep their rows (READ COMMITTED would let the second delete miss the first's inserts).
+    static let importLockKey: Int64 = lockKey + 3
 
     /// Runs the migrations not yet recorded, in one transaction under an advisory lock. Refuses a database that a newer
     /// Countersign has migrated further than this one knows.

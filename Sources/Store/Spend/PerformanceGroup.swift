@@ -3,7 +3,7 @@ import JWS
 
 /// One row of the performance report while it is added up: counts, and money per currency in whole millionths (as
 /// `Decimal`, exact, also once converted at a rate).
-struct PerformanceGroup {
+struct PerformanceGroup: Sendable {
     /// The count columns the verified query returns, in ``add(counts:)`` order.
     static let countColumns = ["installs", "re_engagements", "installs_with_value", "tier_0", "tier_value_0", "tier_1", "tier_value_1",
                                "tier_2", "tier_value_2", "tier_3", "tier_value_3", "not_counted_unverifiable", "not_counted_development",

@@ -5,58 +5,119 @@ import Spend
 
 /// The performance report: installs and revenue Apple signed, beside the spend and claims networks reported, with the
 /// ratios a growth team decides by (docs/metrics.md). Three grouped reads (verified postbacks, the networks' reports,
-/// forgeries naming a network), added up in Swift so money stays exact and is never added across currencies.
+/// forgeries naming a network), streamed and added up in Swift as their rows arrive, so money stays exact and is never
+/// added across currencies, and no read is held whole.
 public struct PerformanceReader: Sendable {
     let engine: any DatabaseEngine
 
-    /// The report for `query`: its dimensions, then ``PerformanceMetric`` in order, and `currency`.
-    public func report(_ query: PerformanceQuery) async throws -> ReportTable {
+    /// The most groups one report served over HTTP adds up (`serve --performance-max-groups`): a group costs about 1 KB
+    /// while it is added up, so a report holds at most about 50 MB whatever it asks (trust round 4, finding 5).
+    public static let defaultMaximumGroups = 50_000
+
+    /// A report that selects more groups than its cap: it was stopped at the first group past it.
+    public struct TooManyGroups: Error, Sendable, Equatable {
+        /// The cap.
+        public let maximum: Int
+    }
+
+    /// One page of the report: its rows after a cursor, in order, and the cursor of the next page.
+    public struct Page: Sendable {
+        /// The page's rows, as ``PerformanceReader/report(_:maximumGroups:)`` makes them.
+        public let table: ReportTable
+        /// The dimension cells of the page's last row when more rows follow it; nil on the last page.
+        public let next: [JSONValue]?
+    }
+
+    /// The report for `query`: its dimensions, then ``PerformanceMetric`` in order, and `currency`; every row. Throws
+    /// ``TooManyGroups`` when it selects more than `maximumGroups` groups (nil: no cap, as the CLI reads).
+    public func report(_ query: PerformanceQuery, maximumGroups: Int? = nil) async throws -> ReportTable {
+        try await page(query, maximumGroups: maximumGroups, after: nil, limit: nil).table
+    }
+
+    /// At most `limit` rows of the report (nil: all), those whose dimension cells come after `after` in the report's
+    /// order (``precedes(_:_:)``); the metric cells are made for the page's rows alone. Throws ``TooManyGroups`` as
+    /// ``report(_:maximumGroups:)`` does: the cap counts every group of the report, whichever page is asked.
+    public func page(_ query: PerformanceQuery, maximumGroups: Int?, after: [JSONValue]?, limit: Int?) async throws -> Page {
+        let groups = try await self.groups(query, maximumGroups: maximumGroups)
+        var ordered = groups.map { (cells: $0.key.map(ReportTable.cell), group: $0.value) }
+        if let after { ordered.removeAll { !Self.precedes(after, $0.cells) } }
+        ordered.sort { Self.precedes($0.cells, $1.cells) }
+        let shown = min(limit ?? ordered.count, ordered.count)
+        let rows = ordered[..<shown].map { $0.cells + $0.group.cells(target: query.currency) }
+        let table = ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + PerformanceMetric.allCases.map(\.rawValue), rows: rows,
+                                timeZone: query.timeZone.identifier)
+        return Page(table: table, next: shown > 0 && shown < ordered.count ? ordered[shown - 1].cells : nil)
+    }
+
+    /// Every group of `query` by its key (``GroupSums``), added up from the three reads as each row is read.
+    func groups(_ query: PerformanceQuery, maximumGroups: Int?) async throws -> [[SQLValue]: PerformanceGroup] {
         let rates = query.currency == nil ? [] : try await SpendLedger(engine: engine).rates()
-        let parts = try await engine.read { db in
-            (verified: try db.rows(Self.verifiedSQL(query, db.dialect).sql, Self.verifiedSQL(query, db.dialect).arguments, reuse: .once),
-             spend: try db.rows(Self.spendSQL(query, db.dialect).sql, Self.spendSQL(query, db.dialect).arguments, reuse: .once),
-             forged: try db.rows(Self.forgedSQL(query, db.dialect).sql, Self.forgedSQL(query, db.dialect).arguments, reuse: .once))
-        }
-        // Groups by their cells' JSON text, with the cells themselves.
-        var groups: [String: (cells: [JSONValue], group: PerformanceGroup)] = [:]
-        let dimensions = query.groupBy.count
-        func group(_ row: SQLRow) -> [JSONValue] { (0..<dimensions).map { ReportTable.cell(row.values[$0]) } }
-        func accumulate(_ cells: [JSONValue], _ body: (inout PerformanceGroup) -> Void) {
-            let key = JSONValue.array(cells).serialized
-            var entry = groups[key] ?? (cells, PerformanceGroup())
-            body(&entry.group)
-            groups[key] = entry
-        }
         let converter = CurrencyConverter(target: query.currency, rates: rates)
-        for row in parts.verified {
-            let currency = try row.get("currency", as: String.self)
-            let day = try row.get("rate_day", as: String.self)
-            let counts = try PerformanceGroup.countColumns.map { try row.get($0, as: Int64.self) }
-            let revenue = try (0..<6).map { try row.get("revenue_\($0)", as: Int64.self) }
-            accumulate(group(row)) { group in
+        // Each read's columns: the dimensions (d0, d1, ...), rate_day, then the read's own (its SQL below).
+        let day = query.groupBy.count
+        var sums = GroupSums(dimensions: day, maximum: maximumGroups ?? .max)
+        let verified = Self.verifiedSQL(query, engine.dialect)
+        sums = try await engine.readRows(verified.sql, verified.arguments, into: sums) { sums, cells in
+            // rate_day, currency, the counts (``PerformanceGroup/countColumns``), revenue_0 to revenue_5.
+            let row = SQLRow(columns: [], values: cells.values)
+            let currency = try row.get(at: day + 1, as: String.self)
+            let rateDay = try row.get(at: day, as: String.self)
+            let countsStart = day + 2, revenueStart = day + 2 + PerformanceGroup.countColumns.count
+            let counts = try PerformanceGroup.countColumns.indices.map { try row.get(at: countsStart + $0, as: Int64.self) }
+            let revenue = try (0..<6).map { try row.get(at: revenueStart + $0, as: Int64.self) }
+            try sums.add(row.values) { group in
                 group.add(counts: counts)
                 guard !currency.isEmpty, revenue.contains(where: { $0 != 0 }) else { return }
-                group.addRevenue(revenue, currency: currency, day: day, converter: converter)
+                group.addRevenue(revenue, currency: currency, day: rateDay, converter: converter)
             }
         }
-        for row in parts.spend {
-            let currency = try row.get("currency", as: String?.self)
-            let day = try row.get("rate_day", as: String.self)
-            accumulate(group(row)) { group in
-                group.addClaims(installs: try? row.get("claimed_installs", as: Int64?.self), reEngagements: try? row.get("claimed_re_engagements", as: Int64?.self),
-                                impressions: try? row.get("impressions", as: Int64?.self), clicks: try? row.get("clicks", as: Int64?.self))
-                if let currency, let micros = try? row.get("spend_micros", as: Int64?.self) {
-                    group.addSpend(micros, currency: currency, day: day, converter: converter)
+        let spend = Self.spendSQL(query, engine.dialect)
+        sums = try await engine.readRows(spend.sql, spend.arguments, into: sums) { sums, cells in
+            // rate_day, currency, spend_micros, claimed_installs, claimed_re_engagements, impressions, clicks.
+            let row = SQLRow(columns: [], values: cells.values)
+            let currency = try row.get(at: day + 1, as: String?.self)
+            let rateDay = try row.get(at: day, as: String.self)
+            try sums.add(row.values) { group in
+                group.addClaims(installs: try? row.get(at: day + 3, as: Int64?.self), reEngagements: try? row.get(at: day + 4, as: Int64?.self),
+                                impressions: try? row.get(at: day + 5, as: Int64?.self), clicks: try? row.get(at: day + 6, as: Int64?.self))
+                if let currency, let micros = try? row.get(at: day + 2, as: Int64?.self) {
+                    group.addSpend(micros, currency: currency, day: rateDay, converter: converter)
                 }
             }
         }
-        for row in parts.forged {
-            let count = try row.get("forged", as: Int64.self)
-            accumulate(group(row)) { $0.forged += count }
+        let forged = Self.forgedSQL(query, engine.dialect)
+        sums = try await engine.readRows(forged.sql, forged.arguments, into: sums) { sums, cells in
+            // rate_day, forged.
+            let row = SQLRow(columns: [], values: cells.values)
+            let count = try row.get(at: day + 1, as: Int64.self)
+            try sums.add(row.values) { $0.forged += count }
         }
-        let rows = groups.values.sorted { Self.precedes($0.cells, $1.cells) }.map { $0.cells + $0.group.cells(target: query.currency) }
-        return ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + PerformanceMetric.allCases.map(\.rawValue), rows: rows,
-                           timeZone: query.timeZone.identifier)
+        return sums.groups
+    }
+
+    /// The groups of a report while its reads stream, by the values of their dimensions as one report cell each
+    /// (``key(_:)``); never more than `maximum`.
+    struct GroupSums: Sendable {
+        var groups: [[SQLValue]: PerformanceGroup] = [:]
+        let dimensions: Int
+        let maximum: Int
+
+        /// Adds a row whose first cells are the dimensions to its group with `body`; throws ``TooManyGroups`` when the
+        /// row starts a group past the cap.
+        mutating func add(_ values: [SQLValue], _ body: (inout PerformanceGroup) throws -> Void) throws {
+            try body(&groups[values[..<dimensions].map(PerformanceReader.key), default: PerformanceGroup()])
+            if groups.count > maximum { throw TooManyGroups(maximum: maximum) }
+        }
+    }
+
+    /// A dimension's value as part of a group's key: values that are one cell of the report (``ReportTable/cell(_:)``)
+    /// are one key: a whole double is its integer, bytes are their base64 text.
+    static func key(_ value: SQLValue) -> SQLValue {
+        switch value {
+        case .real(let real) where real == real.rounded() && abs(real) < 1e15: .integer(Int64(real))
+        case .blob(let bytes): .text(Base64.encode(bytes, alphabet: .standard))
+        default: value
+        }
     }
 
     /// Rows in order of their dimensions: numbers as numbers, text as text, empty first.
@@ -142,7 +203,9 @@ public struct PerformanceReader: Sendable {
             "\(count("c.outcome = 'unverifiable' AND \(install)")) AS not_counted_unverifiable",
             "\(count("c.outcome = 'verified' AND c.environment = 'development' AND \(install)")) AS not_counted_development",
             "\(count("c.outcome = 'verified' AND c.environment = 'production' AND c.countable = 0 AND \(install)")) AS not_counted_policy",
-            "sum(CASE WHEN \(install) THEN c.duplicates + c.replays ELSE 0 END) AS copies",
+            // Copies only where Apple's signature proves the network: an unverifiable row's network is only claimed, and
+            // anyone can resend its body (trust round 4, finding 11).
+            "sum(CASE WHEN c.outcome = 'verified' AND \(install) THEN c.duplicates + c.replays ELSE 0 END) AS copies",
         ]
         for window in 0...2 {
             measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_window = \(window) THEN coalesce(c.revenue_min_micros, 0) ELSE 0 END) AS revenue_\(window * 2)")
@@ -163,7 +226,8 @@ public struct PerformanceReader: Sendable {
         let columns = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
         let sql = "SELECT \(columns.joined(separator: ", ")), s.currency, sum(s.spend_micros) AS spend_micros, sum(s.claimed_installs) AS claimed_installs, "
             + "sum(s.claimed_re_engagements) AS claimed_re_engagements, sum(s.impressions) AS impressions, sum(s.clicks) AS clicks "
-            + "FROM spend s LEFT JOIN apps ap ON ap.app = s.app" + joins(query, adNetwork: "s.ad_network_id")
+            + "FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id "
+            + "LEFT JOIN apps ap ON ap.app = s.app" + joins(query, adNetwork: "s.ad_network_id")
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " " + grouped(selected + ["s.currency"])
         return (sql, arguments)
     }
@@ -194,7 +258,7 @@ public struct PerformanceReader: Sendable {
 
 /// Converts amounts into the reporting currency with the user's daily rates: the rate of the amount's day, else the
 /// latest earlier one of the same pair, else the inverse of the opposite pair; and remembers which it used.
-struct CurrencyConverter {
+struct CurrencyConverter: Sendable {
     let target: String?
     /// Rates by "FROM>TO", oldest first.
     private let byPair: [String: [ExchangeRate]]
@@ -214,5 +278,24 @@ struct CurrencyConverter {
             return (1 / rate.rate, "\(currency)>\(target) 1/\(rate.rate) (\(rate.day))")
         }
         return nil
+    }
+}
+
+extension SQLCells {
+    /// The row's cells as values: a row of the performance report's grouped reads is a few dozen numbers and short
+    /// texts, made into values one row at a time.
+    fileprivate var values: [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(count)
+        forEachCell { cell in
+            switch cell {
+            case .null: values.append(.null)
+            case .integer(let integer): values.append(.integer(integer))
+            case .real(let real): values.append(.real(real))
+            case .text(let text): values.append(.text(String(decoding: text, as: UTF8.self)))
+            case .blob(let blob): values.append(.blob([UInt8](blob)))
+            }
+        }
+        return values
     }
 }

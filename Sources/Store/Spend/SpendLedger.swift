@@ -48,35 +48,101 @@ public struct ImportSummary: Sendable, Equatable {
 /// Spend and claims that networks report, and exchange rates users give: imported whole or not at all, each import with
 /// its provenance. A later import of the same day, app and ad network replaces that day's rows, so importing one file
 /// twice changes nothing.
+///
+/// A spend import never holds the writer for long: its rows are staged beside the rows readers see, ``staging`` a
+/// transaction with pauses between, then one short transaction points each day, app and ad network it covers at it
+/// (`spend_current`, one row per scope, whatever the file's size). Readers see the old rows or the new, never both; a
+/// failed import is never seen, and the rows nobody points at are deleted at the same pace.
 public struct SpendLedger: Sendable {
     let engine: any DatabaseEngine
 
     /// Rows written per statement on PostgreSQL (one array per column).
     static let chunk = 5000
+    /// How staged rows are written and unused rows deleted: 2,000 a transaction, at most a third of the writer.
+    public static let staging = WritePace(batch: 2_000, idleRatio: 2)
+    /// How long an import may stage before its rows count as a crashed import's, and are deleted.
+    static let abandonedAfter: TimeInterval = 3_600
 
-    /// Writes `rows` in one transaction, replacing the rows of every (day, app, ad network) they cover.
-    public func importSpend(_ rows: [SpendRow], provenance: ImportProvenance) async throws -> ImportSummary {
+    /// Stages `rows` and makes them current in one short transaction, replacing the rows of every (day, app, ad network)
+    /// they cover; then deletes the rows no longer current.
+    public func importSpend(_ rows: [SpendRow], provenance: ImportProvenance, pace: WritePace = staging) async throws -> ImportSummary {
         let days = rows.map(\.day)
         let (first, last) = (days.min() ?? "", days.max() ?? "")
         let covered = Set(rows.map { SpendScope(day: $0.day, app: $0.app, adNetwork: $0.adNetwork) })
-        return try await engine.write { db in
-            let id = try Self.record(db, kind: "spend", provenance: provenance, rows: rows.count, first: first, last: last)
-            var replaced = 0
-            for scope in covered.sorted(by: { ($0.app, $0.adNetwork, $0.day) < ($1.app, $1.adNetwork, $1.day) }) {
-                replaced += try db.execute("DELETE FROM spend WHERE day = ? AND app = ? AND ad_network_id = ?", [scope.day, scope.app, scope.adNetwork])
-            }
-            let columns = ["day", "app", "ad_network_id", "campaign", "country", "impressions", "clicks", "claimed_installs",
-                           "claimed_re_engagements", "spend_micros", "currency", "import_id"]
-            let values: [[SQLValue]] = rows.map { row in
-                [row.day.sqlValue, row.app.sqlValue, row.adNetwork.sqlValue, row.campaign.sqlValue, row.country.sqlValue,
-                 row.impressions.sqlValue, row.clicks.sqlValue, row.claimedInstalls.sqlValue, row.claimedReEngagements.sqlValue,
-                 row.spendMicros.sqlValue, row.currency.sqlValue, id.sqlValue]
-            }
-            try Self.insert(db, table: "spend", columns: columns,
-                            types: [.text, .bigint, .text, .text, .text, .bigint, .bigint, .bigint, .bigint, .bigint, .text, .bigint], values: values)
-            try db.execute("UPDATE spend_imports SET replaced = ? WHERE id = ?", [replaced, id])
-            return ImportSummary(id: id, rows: rows.count, replaced: replaced, firstDay: first, lastDay: last)
+            .sorted { ($0.app, $0.adNetwork, $0.day) < ($1.app, $1.adNetwork, $1.day) }
+        try await sweep(pace: pace)
+        let id = try await engine.write { db in
+            try Self.record(db, kind: "spend", state: "staging", provenance: provenance, rows: rows.count, first: first, last: last)
         }
+        let replaced: Int
+        do {
+            for start in stride(from: 0, to: rows.count, by: pace.batch) {
+                let part = Array(rows[start..<min(start + pace.batch, rows.count)])
+                try await engine.pacedWrite(pace) { db in try Self.stage(part, id: id, db) }
+            }
+            replaced = try await engine.write { db in
+                try Self.serialise(db)
+                var replaced = 0
+                for scope in covered {
+                    let arguments: [any SQLValueConvertible] = [scope.day, scope.app, scope.adNetwork]
+                    if let previous = try db.value("SELECT import_id FROM spend_current WHERE day = ? AND app = ? AND ad_network_id = ?", arguments, as: Int64.self) {
+                        replaced += try db.value("SELECT count(*) FROM spend WHERE import_id = ? AND day = ? AND app = ? AND ad_network_id = ?",
+                                                 [previous] + arguments, as: Int.self) ?? 0
+                    }
+                    try db.execute("""
+                        INSERT INTO spend_current (day, app, ad_network_id, import_id) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (day, app, ad_network_id) DO UPDATE SET import_id = excluded.import_id
+                        """, arguments + [id])
+                }
+                try db.execute("UPDATE spend_imports SET replaced = ?, state = 'live' WHERE id = ?", [replaced, id])
+                return replaced
+            }
+        } catch {
+            _ = try? await engine.write { db in try db.execute("UPDATE spend_imports SET state = 'failed' WHERE id = ?", [id]) }
+            try? await sweep(pace: pace)
+            throw error
+        }
+        try await sweep(pace: pace)
+        return ImportSummary(id: id, rows: rows.count, replaced: replaced, firstDay: first, lastDay: last)
+    }
+
+    /// Deletes, at `pace`, the rows no reader sees: those of days a later import replaced, of failed imports, and of
+    /// imports that stopped staging (a crash) over an hour ago. Found by a read; each day's rows go in small transactions.
+    func sweep(pace: WritePace = staging) async throws {
+        let abandoned = Timestamp.format(Date().addingTimeInterval(-Self.abandonedAfter))
+        let unused = try await engine.read { db in
+            try db.rows("""
+                SELECT DISTINCT s.import_id, s.day, s.app, s.ad_network_id FROM spend s JOIN spend_imports i ON i.id = s.import_id
+                WHERE (i.state <> 'staging' OR i.imported_at < ?)
+                  AND NOT EXISTS (SELECT 1 FROM spend_current c WHERE c.day = s.day AND c.app = s.app AND c.ad_network_id = s.ad_network_id
+                                  AND c.import_id = s.import_id)
+                """, [abandoned]).map { row in
+                (try row.get("import_id", as: Int64.self), SpendScope(day: try row.get("day"), app: try row.get("app"), adNetwork: try row.get("ad_network_id")))
+            }
+        }
+        for (id, scope) in unused {
+            while true {
+                let deleted = try await engine.pacedWrite(pace) { db in
+                    let pick = "SELECT \(db.dialect == .sqlite ? "rowid" : "ctid") FROM spend WHERE import_id = ? AND day = ? AND app = ? AND ad_network_id = ? LIMIT ?"
+                    let arguments: [any SQLValueConvertible] = [id, scope.day, scope.app, scope.adNetwork, pace.batch]
+                    return try db.execute(db.dialect == .sqlite ? "DELETE FROM spend WHERE rowid IN (\(pick))" : "DELETE FROM spend WHERE ctid = ANY(ARRAY(\(pick)))", arguments)
+                }
+                if deleted < pace.batch { break }
+            }
+        }
+    }
+
+    /// Writes `rows` as import `id`'s, not yet seen by readers.
+    private static func stage(_ rows: [SpendRow], id: Int64, _ db: any SQLSession) throws {
+        let columns = ["day", "app", "ad_network_id", "campaign", "country", "impressions", "clicks", "claimed_installs",
+                       "claimed_re_engagements", "spend_micros", "currency", "import_id"]
+        let values: [[SQLValue]] = rows.map { row in
+            [row.day.sqlValue, row.app.sqlValue, row.adNetwork.sqlValue, row.campaign.sqlValue, row.country.sqlValue,
+             row.impressions.sqlValue, row.clicks.sqlValue, row.claimedInstalls.sqlValue, row.claimedReEngagements.sqlValue,
+             row.spendMicros.sqlValue, row.currency.sqlValue, id.sqlValue]
+        }
+        try insert(db, table: "spend", columns: columns,
+                   types: [.text, .bigint, .text, .text, .text, .bigint, .bigint, .bigint, .bigint, .bigint, .text, .bigint], values: values)
     }
 
     /// Writes `rates` in one transaction; a rate for the same day and currencies replaces the one stored.
@@ -84,7 +150,8 @@ public struct SpendLedger: Sendable {
         let days = rates.map(\.day)
         let (first, last) = (days.min() ?? "", days.max() ?? "")
         return try await engine.write { db in
-            let id = try Self.record(db, kind: "rates", provenance: provenance, rows: rates.count, first: first, last: last)
+            try Self.serialise(db)
+            let id = try Self.record(db, kind: "rates", state: "live", provenance: provenance, rows: rates.count, first: first, last: last)
             var replaced = 0
             for rate in rates {
                 replaced += try db.execute("DELETE FROM exchange_rates WHERE from_currency = ? AND to_currency = ? AND day = ?", [rate.from, rate.to, rate.day])
@@ -101,7 +168,7 @@ public struct SpendLedger: Sendable {
 
     /// Every import, newest first: what, who, when, which file, how many rows.
     public func imports(limit: Int) async throws -> ReportTable {
-        let columns = ["id", "kind", "imported_at", "imported_by", "file_name", "file_sha256", "format", "rows", "replaced", "first_day", "last_day"]
+        let columns = ["id", "kind", "state", "imported_at", "imported_by", "file_name", "file_sha256", "format", "rows", "replaced", "first_day", "last_day"]
         let rows = try await engine.read { db in
             try db.rows("SELECT \(columns.joined(separator: ", ")) FROM spend_imports ORDER BY id DESC LIMIT ?", [limit]).map { $0.values.map(ReportTable.cell) }
         }
@@ -118,11 +185,18 @@ public struct SpendLedger: Sendable {
         }
     }
 
-    private static func record(_ db: any SQLSession, kind: String, provenance: ImportProvenance, rows: Int, first: String, last: String) throws -> Int64 {
+    /// Makes imports on PostgreSQL wait for each other, first thing in their transaction, so the next statement's snapshot
+    /// sees the rows an import before it committed (SQLite's one writer already serialises them).
+    private static func serialise(_ db: any SQLSession) throws {
+        guard db.dialect == .postgres else { return }
+        _ = try db.execute("SELECT pg_advisory_xact_lock(?::bigint)", [PostgresMigrations.importLockKey])
+    }
+
+    private static func record(_ db: any SQLSession, kind: String, state: String, provenance: ImportProvenance, rows: Int, first: String, last: String) throws -> Int64 {
         try db.value("""
-            INSERT INTO spend_imports (kind, imported_at, imported_by, file_name, file_sha256, format, rows, replaced, first_day, last_day)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id
-            """, [kind, Timestamp.format(Date()), provenance.importedBy, provenance.fileName, provenance.sha256, provenance.format, rows, first, last],
+            INSERT INTO spend_imports (kind, state, imported_at, imported_by, file_name, file_sha256, format, rows, replaced, first_day, last_day)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id
+            """, [kind, state, Timestamp.format(Date()), provenance.importedBy, provenance.fileName, provenance.sha256, provenance.format, rows, first, last],
             as: Int64.self) ?? 0
     }
 
