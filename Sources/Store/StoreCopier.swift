@@ -58,7 +58,10 @@ public struct StoreCopier: Sendable {
                 if paged { after = try last.get("id", as: Int64.self) }
                 let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
                 var sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
-                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", ") + " ON CONFLICT DO NOTHING"
+                    + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
+                    // The import in force moves on: a copy made again follows the source's, or the target's next
+                    // import would delete the rows the source shows as current.
+                    + (table == "spend_current" ? " ON CONFLICT (day, app, ad_network_id) DO UPDATE SET import_id = excluded.import_id" : " ON CONFLICT DO NOTHING")
                 // On PostgreSQL new postbacks are listed for the rollup as they go in (see Rollup.postgresFold).
                 if table == "postbacks", target.engine.dialect == .postgres {
                     sql = "WITH copied AS (\(sql) RETURNING id) INSERT INTO rollup_pending (id) SELECT id FROM copied"

@@ -225,6 +225,38 @@ extension SpendImportTests {
         #expect(try await store.scalar("SELECT count(*) FROM spend", as: Int64.self) == 40_000)
     }
 
+    /// An import whose process died while staging (nothing written for over an hour) is marked failed and its rows
+    /// deleted by the next import, and one still staging keeps its rows until it too falls silent for an hour.
+    @Test(arguments: TestEngine.allCases) func anAbandonedImportIsMarkedFailedAndSwept(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        let line = "2026-10-01,1108187390,example123.skadnetwork,1,US,1,1,1,0,1.00,USD"
+        guard case .success(let rows) = SpendFile.read(Self.rows([line]), format: .generic) else { Issue.record("refused"); return }
+        let provenance = ImportProvenance(importedBy: "t", fileName: nil, format: "generic", bytes: [])
+        // Two imports caught staging, as a crash leaves them: one silent for two hours, one that wrote a minute ago.
+        let old = Timestamp.format(Date().addingTimeInterval(-7_200)), recent = Timestamp.format(Date().addingTimeInterval(-60))
+        try await store.engine.write { db in
+            for (id, at) in [(Int64(100), old), (Int64(101), recent)] {
+                _ = try db.execute("""
+                    INSERT INTO spend_imports (id, kind, state, imported_at, progress_at, imported_by, file_sha256, format, rows, replaced)
+                    VALUES (?, 'spend', 'staging', ?, ?, 't', '', 'generic', 1, 0)
+                    """, [id, at, at])
+                _ = try db.execute("""
+                    INSERT INTO spend (day, app, ad_network_id, campaign, country, spend_micros, currency, import_id)
+                    VALUES ('2026-10-02', 1108187390, 'example123.skadnetwork', '1', 'US', 5, 'USD', ?)
+                    """, [id])
+            }
+        }
+        _ = try await store.spend.importSpend(rows, provenance: provenance)
+        #expect(try await store.column("SELECT state FROM spend_imports WHERE id IN (100, 101) ORDER BY id", as: String.self) == ["failed", "staging"])
+        #expect(try await store.column("SELECT DISTINCT import_id FROM spend WHERE import_id IN (100, 101) ORDER BY import_id", as: Int64.self) == [101])
+        #expect(try await store.scalar("SELECT count(*) FROM spend_daily", as: Int64.self) == 1)
+        // Silent for two hours now, the other goes the same way.
+        try await store.engine.write { db in _ = try db.execute("UPDATE spend_imports SET progress_at = ? WHERE id = 101", [old]) }
+        _ = try await store.spend.importSpend(rows, provenance: provenance)
+        #expect(try await store.scalar("SELECT state FROM spend_imports WHERE id = 101", as: String.self) == "failed")
+        #expect(try await store.scalar("SELECT count(*) FROM spend WHERE import_id IN (100, 101)", as: Int64.self) == 0)
+    }
+
     /// An import that fails while staging is never seen, is marked failed, and leaves no rows behind.
     @Test(arguments: TestEngine.allCases) func aFailedImportIsNeverSeenAndLeavesNothing(engine: TestEngine) async throws {
         let store = try engine.freshStore()

@@ -61,8 +61,17 @@ function apiURL(path, parameters) {
  * answer remembers the request (`source`, not a member), so a table drawn from it downloads the same report as CSV.
  */
 export async function api(path, parameters = {}) {
-  const response = await fetch(apiURL(path, parameters), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'application/json' } });
-  const body = await response.json().catch(() => ({}));
+  // A heavy report refused because this key or the server runs enough of them (429 too_many_requests, 503 server_busy)
+  // is asked again after its Retry-After, twice at most: a page asks several reports at once.
+  let response, body;
+  for (let attempt = 0; ; attempt++) {
+    response = await fetch(apiURL(path, parameters), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'application/json' } });
+    body = await response.json().catch(() => ({}));
+    const busy = body.error === 'too_many_requests' || body.error === 'server_busy';
+    if (!busy || attempt === 2) break;
+    const seconds = Math.min(10, Math.max(1, Number(response.headers.get('Retry-After')) || 1));
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
   if (!response.ok) throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);
   Object.defineProperty(body, 'source', { value: { path, parameters }, enumerable: false });
   return body;

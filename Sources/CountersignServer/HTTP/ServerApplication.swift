@@ -97,7 +97,7 @@ package struct ServerApplication {
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
-        SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit, maximumGroups: settings.performanceMaxGroups, limiter: limits.report)
+        SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit, maximumGroups: settings.performanceMaxGroups, limits: limits)
         SpendRoutes.addReconciliation(to: privateAPI, store: store, uploadLimit: settings.reconcileUploadLimit, sizes: settings.reconcileSizes,
                                       limiter: limits.reconcile)
         let tokenExchange = TokenExchangeRunner(

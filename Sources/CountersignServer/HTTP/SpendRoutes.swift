@@ -12,7 +12,8 @@ import Store
 /// and names, they change what reports say.
 enum SpendRoutes {
     /// `maximumGroups` caps the groups one performance report adds up (`--performance-max-groups`).
-    static func add(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, maximumGroups: Int, limiter: HeavyRequestLimiter) {
+    /// `limits.imports` bounds the spend and rate imports running at once, `limits.report` the performance reports.
+    static func add(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, maximumGroups: Int, limits: ServerLimits) {
         api.schemas.post("spend") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["format", "file_name", "app", "ad_network", "currency"])
             let parameters = request.uri.queryParameters
@@ -25,6 +26,9 @@ enum SpendRoutes {
             defaults.currency = parameters.get("currency")
             if let problem = defaults.problem { throw APIError(.badRequest, .badParameter, "\(problem.field): \(problem.message)") }
             let fileName = try Self.fileName(request)
+            // An import holds its file and stages it for a while: a few at a time, so their pace holds (trust round 4).
+            let permit = try limits.imports.acquire(key: context.heavyRequestKey)
+            defer { permit.release() }
             let bytes = Array(buffer: try await RequestBody.collect(request, limit: uploadLimit))
             // Reading a large file is seconds of work: it runs on a thread of its own, not on the pool serving requests.
             let given = defaults
@@ -41,6 +45,8 @@ enum SpendRoutes {
             try QueryParameters.refuseUnknown(request, allowed: ["file_name"])
             try context.requireEveryApp("exchange rates")
             let fileName = try Self.fileName(request)
+            let permit = try limits.imports.acquire(key: context.heavyRequestKey)
+            defer { permit.release() }
             let bytes = Array(buffer: try await RequestBody.collect(request, limit: uploadLimit))
             let rates = try await NIOThreadPool.singleton.runIfActive { ExchangeRateFile.read(bytes) }
             switch rates {
@@ -64,7 +70,7 @@ enum SpendRoutes {
             let after = try PerformanceCursor.read(request, dimensions: query.groupBy.count)
             // The request is checked; what follows reads and adds up the report, the heavy part, under a permit held
             // until the page's last byte is written (or freed with the response).
-            let permit = try limiter.acquire(key: context.heavyRequestKey)
+            let permit = try limits.report.acquire(key: context.heavyRequestKey)
             let page: PerformanceReader.Page
             do {
                 page = try await store.performance.page(query, maximumGroups: maximumGroups, after: after, limit: limit)

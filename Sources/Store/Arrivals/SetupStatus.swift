@@ -51,7 +51,7 @@ public struct SetupStatus: Sendable {
         ("copy_domain", "The domain registered for the app's developer copies (countersign apps set ID --copy-domain), or null."),
         ("developer_copies", "Whether the app's developer copies arrive (docs/setup.md)."),
         ("last_copy_at", "When the last developer copy signed with Apple's keys arrived in the period, or null: bodies that failed the signature check never set it."),
-        ("verified_copies", "Developer copies in the period whose signature Apple's keys verified (production or development, counted or refused by the rules): only Apple can make these."),
+        ("verified_copies", "Developer copies in the period whose signature Apple's keys verified (production or development, counted or refused by the rules): only a body Apple signed for the app counts here, though whoever holds one (its ad network) can send it again."),
         ("unverified_copies", "Bodies naming the app that arrived at its copy domain in the period but were not verified (an unknown or bad signature, a malformed body): anyone can send these, and they never make copies arriving."),
         ("last_received_at", "When the last body naming the app arrived in the period, whatever its channel and outcome, or null."),
         ("arrivals", "Bodies naming the app that arrived in the period, every channel and outcome."),

@@ -758,6 +758,7 @@ enum PostgresMigrations {
             INSERT INTO spend_current (day, app, ad_network_id, import_id)
             SELECT day, app, ad_network_id, max(import_id) FROM spend GROUP BY day, app, ad_network_id;
             ALTER TABLE spend_imports ADD COLUMN state text NOT NULL DEFAULT 'live';
+            ALTER TABLE spend_imports ADD COLUMN progress_at text;
             CREATE OR REPLACE VIEW spend_daily AS
             SELECT s.day, s.app, coalesce(a.name, CAST(s.app AS text)) AS app_name, s.ad_network_id, s.campaign, s.country,
                    s.impressions, s.clicks, s.claimed_installs, s.claimed_re_engagements, s.spend_micros,

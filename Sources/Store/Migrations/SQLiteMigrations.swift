@@ -830,7 +830,7 @@ enum SQLiteMigrations {
             // A spend import is staged beside the rows readers see, in small transactions, and made current in one short
             // one (trust round 4, finding 4): rows carry their import in the key, `spend_current` names the import in
             // force for each day, app and ad network, and readers see only those rows. An import's state is staging,
-            // live or failed. Frozen text.
+            // live or failed; `progress_at` is when a staging import last wrote rows. Frozen text.
             try db.execute(sql: """
                 DROP VIEW spend_daily;
                 CREATE TABLE spend_staged (
@@ -865,6 +865,7 @@ enum SQLiteMigrations {
                 INSERT INTO spend_current (day, app, ad_network_id, import_id)
                 SELECT day, app, ad_network_id, max(import_id) FROM spend GROUP BY day, app, ad_network_id;
                 ALTER TABLE spend_imports ADD COLUMN state TEXT NOT NULL DEFAULT 'live';
+                ALTER TABLE spend_imports ADD COLUMN progress_at TEXT;
                 CREATE VIEW spend_daily AS
                 SELECT s.day, s.app, coalesce(a.name, CAST(s.app AS TEXT)) AS app_name, s.ad_network_id, s.campaign, s.country,
                        s.impressions, s.clicks, s.claimed_installs, s.claimed_re_engagements, s.spend_micros,

@@ -126,7 +126,12 @@ public struct PerformanceReader: Sendable {
             switch (a, b) {
             case (.null, _): return true
             case (_, .null): return false
-            case (.number(let x), .number(let y)): return (Double(x) ?? 0) < (Double(y) ?? 0)
+            case (.number(let x), .number(let y)):
+                // Whole numbers (app ids of up to 18 digits) compare exactly; numbers that are equal as written
+                // apart are ordered by their text, so the order is total and a page's cursor never skips a row.
+                if let x = Int64(x), let y = Int64(y), x != y { return x < y }
+                if let x = Double(x), let y = Double(y), x != y { return x < y }
+                return x < y
             default: return a.serialized < b.serialized
             }
         }

@@ -60,7 +60,8 @@ public struct SpendLedger: Sendable {
     static let chunk = 5000
     /// How staged rows are written and unused rows deleted: 2,000 a transaction, at most a third of the writer.
     public static let staging = WritePace(batch: 2_000, idleRatio: 2)
-    /// How long an import may stage before its rows count as a crashed import's, and are deleted.
+    /// How long a staging import may write nothing before it counts as crashed: it is marked failed and its rows are
+    /// deleted (a staging transaction takes seconds at most).
     static let abandonedAfter: TimeInterval = 3_600
 
     /// Stages `rows` and makes them current in one short transaction, replacing the rows of every (day, app, ad network)
@@ -70,7 +71,8 @@ public struct SpendLedger: Sendable {
         let (first, last) = (days.min() ?? "", days.max() ?? "")
         let covered = Set(rows.map { SpendScope(day: $0.day, app: $0.app, adNetwork: $0.adNetwork) })
             .sorted { ($0.app, $0.adNetwork, $0.day) < ($1.app, $1.adNetwork, $1.day) }
-        try await sweep(pace: pace)
+        // Housekeeping: what it cannot delete now the next import deletes.
+        try? await sweep(pace: pace)
         let id = try await engine.write { db in
             try Self.record(db, kind: "spend", state: "staging", provenance: provenance, rows: rows.count, first: first, last: last)
         }
@@ -78,56 +80,94 @@ public struct SpendLedger: Sendable {
         do {
             for start in stride(from: 0, to: rows.count, by: pace.batch) {
                 let part = Array(rows[start..<min(start + pace.batch, rows.count)])
-                try await engine.pacedWrite(pace) { db in try Self.stage(part, id: id, db) }
-            }
-            replaced = try await engine.write { db in
-                try Self.serialise(db)
-                var replaced = 0
-                for scope in covered {
-                    let arguments: [any SQLValueConvertible] = [scope.day, scope.app, scope.adNetwork]
-                    if let previous = try db.value("SELECT import_id FROM spend_current WHERE day = ? AND app = ? AND ad_network_id = ?", arguments, as: Int64.self) {
-                        replaced += try db.value("SELECT count(*) FROM spend WHERE import_id = ? AND day = ? AND app = ? AND ad_network_id = ?",
-                                                 [previous] + arguments, as: Int.self) ?? 0
+                try await engine.pacedWrite(pace) { db in
+                    // A sweep marks an import that wrote nothing for an hour failed: then it stops here, never made current.
+                    guard try db.execute("UPDATE spend_imports SET progress_at = ? WHERE id = ? AND state = 'staging'", [Timestamp.format(Date()), id]) == 1 else {
+                        throw Abandoned(id: id)
                     }
-                    try db.execute("""
-                        INSERT INTO spend_current (day, app, ad_network_id, import_id) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (day, app, ad_network_id) DO UPDATE SET import_id = excluded.import_id
-                        """, arguments + [id])
+                    try Self.stage(part, id: id, db)
                 }
-                try db.execute("UPDATE spend_imports SET replaced = ?, state = 'live' WHERE id = ?", [replaced, id])
-                return replaced
             }
+            replaced = try await engine.write { db in try Self.makeCurrent(id, covered: covered, db) }
         } catch {
-            _ = try? await engine.write { db in try db.execute("UPDATE spend_imports SET state = 'failed' WHERE id = ?", [id]) }
+            _ = try? await engine.write { db in try db.execute("UPDATE spend_imports SET state = 'failed' WHERE id = ? AND state = 'staging'", [id]) }
             try? await sweep(pace: pace)
             throw error
         }
-        try await sweep(pace: pace)
+        try? await sweep(pace: pace)
         return ImportSummary(id: id, rows: rows.count, replaced: replaced, firstDay: first, lastDay: last)
     }
 
-    /// Deletes, at `pace`, the rows no reader sees: those of days a later import replaced, of failed imports, and of
-    /// imports that stopped staging (a crash) over an hour ago. Found by a read; each day's rows go in small transactions.
+    /// An import a sweep found abandoned (it wrote nothing for ``abandonedAfter``) and marked failed.
+    public struct Abandoned: Error, CustomStringConvertible {
+        public let id: Int64
+        public var description: String { "spend import \(id) wrote nothing for an hour and was marked failed; import the file again" }
+    }
+
+    /// The switch: points every (day, app, ad network) `covered` at import `id` in set-based statements (one row each
+    /// in `spend_current`, none of the staged rows touched), and returns how many rows of earlier imports it replaced.
+    private static func makeCurrent(_ id: Int64, covered: [SpendScope], _ db: any SQLSession) throws -> Int {
+        try serialise(db)
+        guard try db.execute("UPDATE spend_imports SET state = 'live' WHERE id = ? AND state = 'staging'", [id]) == 1 else { throw Abandoned(id: id) }
+        switch db.dialect {
+        case .sqlite:
+            _ = try db.execute("CREATE TEMP TABLE IF NOT EXISTS spend_swap (day TEXT NOT NULL, app INTEGER NOT NULL, ad_network_id TEXT NOT NULL)")
+            _ = try db.execute("DELETE FROM spend_swap")
+        case .postgres:
+            _ = try db.execute("CREATE TEMP TABLE spend_swap (day text NOT NULL, app bigint NOT NULL, ad_network_id text NOT NULL) ON COMMIT DROP")
+        }
+        try insert(db, table: "spend_swap", columns: ["day", "app", "ad_network_id"], types: [.text, .bigint, .text],
+                   values: covered.map { [$0.day.sqlValue, $0.app.sqlValue, $0.adNetwork.sqlValue] })
+        let replaced = try db.value("""
+            SELECT count(*) FROM spend_swap w
+            JOIN spend_current c ON c.day = w.day AND c.app = w.app AND c.ad_network_id = w.ad_network_id
+            JOIN spend s ON s.import_id = c.import_id AND s.day = c.day AND s.app = c.app AND s.ad_network_id = c.ad_network_id
+            """, [], as: Int.self) ?? 0
+        _ = try db.execute("""
+            INSERT INTO spend_current (day, app, ad_network_id, import_id) SELECT day, app, ad_network_id, ? FROM spend_swap WHERE true
+            ON CONFLICT (day, app, ad_network_id) DO UPDATE SET import_id = excluded.import_id
+            """, [id])
+        _ = try db.execute("UPDATE spend_imports SET replaced = ? WHERE id = ?", [replaced, id])
+        if db.dialect == .sqlite { _ = try db.execute("DELETE FROM spend_swap") }
+        return replaced
+    }
+
+    /// Deletes, at `pace`, the rows no reader sees: those of days a later import replaced and of failed imports. An
+    /// import that wrote nothing for ``abandonedAfter`` (its process died) is marked failed first. The rows are found by
+    /// a read and deleted `pace.batch` a transaction, across days.
     func sweep(pace: WritePace = staging) async throws {
         let abandoned = Timestamp.format(Date().addingTimeInterval(-Self.abandonedAfter))
+        try await engine.write { db in
+            _ = try db.execute("UPDATE spend_imports SET state = 'failed' WHERE kind = 'spend' AND state = 'staging' AND coalesce(progress_at, imported_at) < ?",
+                               [abandoned])
+        }
         let unused = try await engine.read { db in
             try db.rows("""
                 SELECT DISTINCT s.import_id, s.day, s.app, s.ad_network_id FROM spend s JOIN spend_imports i ON i.id = s.import_id
-                WHERE (i.state <> 'staging' OR i.imported_at < ?)
+                WHERE i.state <> 'staging'
                   AND NOT EXISTS (SELECT 1 FROM spend_current c WHERE c.day = s.day AND c.app = s.app AND c.ad_network_id = s.ad_network_id
                                   AND c.import_id = s.import_id)
-                """, [abandoned]).map { row in
+                """, []).map { row in
                 (try row.get("import_id", as: Int64.self), SpendScope(day: try row.get("day"), app: try row.get("app"), adNetwork: try row.get("ad_network_id")))
             }
         }
-        for (id, scope) in unused {
-            while true {
-                let deleted = try await engine.pacedWrite(pace) { db in
+        var next = 0
+        while next < unused.count {
+            let some = Array(unused[next..<min(next + 1_000, unused.count)])
+            // Each transaction deletes at most `pace.batch` rows, over as many days as they take; a day whose rows it
+            // could not finish is taken again by the next.
+            next += try await engine.pacedWrite(pace) { db in
+                var budget = pace.batch
+                var finished = 0
+                for (id, scope) in some {
                     let pick = "SELECT \(db.dialect == .sqlite ? "rowid" : "ctid") FROM spend WHERE import_id = ? AND day = ? AND app = ? AND ad_network_id = ? LIMIT ?"
-                    let arguments: [any SQLValueConvertible] = [id, scope.day, scope.app, scope.adNetwork, pace.batch]
-                    return try db.execute(db.dialect == .sqlite ? "DELETE FROM spend WHERE rowid IN (\(pick))" : "DELETE FROM spend WHERE ctid = ANY(ARRAY(\(pick)))", arguments)
+                    let arguments: [any SQLValueConvertible] = [id, scope.day, scope.app, scope.adNetwork, budget]
+                    let deleted = try db.execute(db.dialect == .sqlite ? "DELETE FROM spend WHERE rowid IN (\(pick))" : "DELETE FROM spend WHERE ctid = ANY(ARRAY(\(pick)))", arguments)
+                    guard deleted < budget else { break }
+                    finished += 1
+                    budget -= deleted
                 }
-                if deleted < pace.batch { break }
+                return finished
             }
         }
     }
