@@ -486,9 +486,8 @@ public struct PostbackLedger: Sendable {
         }
     }
 
-    /// What `serve` decodes a backlog with: 25 postbacks a transaction (about 20 ms of the writer in a release build;
-    /// with 100, ingest's p99 was 193 ms during a 155,837-postback backlog, `scripts/bench-background`), at most a
-    /// third of the writer.
+    /// What `serve` decodes a backlog with: 25 postbacks a transaction, at most a third of the writer (with 100,
+    /// ingest's p99 was 193 ms during a backlog; with 25, 75 ms: docs/performance.md, `scripts/bench-background`).
     public static let backlogPace = WritePace(batch: 25, idleRatio: 2)
 
     /// Decodes all of `app`'s waiting postbacks (``decodeWaiting(app:after:limit:)``) at `pace`, and returns how many
