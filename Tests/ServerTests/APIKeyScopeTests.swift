@@ -96,16 +96,16 @@ import TestSupport
         }
     }
 
-    @Test func theCLIGrantsScopesAndApps() throws {
+    @Test func theCLIGrantsScopesAndApps() async throws {
         let database = Checkout.temporaryDirectory() + "/keys.sqlite"
-        let created = try countersign(["apikey", "create", "--name", "dash", "--scope", "read", "--app", "1108187390", "--database", database])
+        let created = try await countersign(["apikey", "create", "--name", "dash", "--scope", "read", "--app", "1108187390", "--database", database])
         #expect(created.status == 0)
         let object = try #require(try JSONParser.parse(Array(created.stdout.utf8)).object)
         #expect(object["scopes"] == .array([.string("read")]))
         #expect(object["apps"] == .array([.number("1108187390")]))
-        let defaults = try countersign(["apikey", "create", "--name", "plain", "--database", database])
+        let defaults = try await countersign(["apikey", "create", "--name", "plain", "--database", database])
         #expect(try JSONParser.parse(Array(defaults.stdout.utf8)).object?["scopes"] == .array([.string("read"), .string("schemas")]))
-        let wrong = try countersign(["apikey", "create", "--name", "x", "--scope", "write", "--database", database])
+        let wrong = try await countersign(["apikey", "create", "--name", "x", "--scope", "write", "--database", database])
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains("use read, schemas, admin, metrics"))
     }

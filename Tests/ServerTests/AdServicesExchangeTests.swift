@@ -32,13 +32,10 @@ import TestSupport
 
     /// Waits until no job is pending or retrying.
     static func waitForJobs(_ server: LiveServer, seconds: TimeInterval = 30) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let open = try await server.scalar("SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')", as: Int.self)
-            if open == 0 { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let done = try await eventually(within: seconds) {
+            try await server.scalar("SELECT count(*) FROM adservices_jobs WHERE state IN ('pending', 'retrying')", as: Int.self) == 0
         }
-        Issue.record("jobs still open after \(seconds) s")
+        #expect(done, "jobs still open after \(seconds) s")
     }
 
     static func job(_ server: LiveServer, token: String) async throws -> SQLRow {
@@ -155,10 +152,8 @@ import TestSupport
         let unreachable = Self.server(apiURL: "http://127.0.0.1:9/api/v1/", engine: engine, database: database, interval: 0.5)
         try await unreachable.run { client in
             for token in tokens.prefix(4) { #expect(try await Self.submit(client, token).status == .accepted) }
-            let deadline = Date().addingTimeInterval(20)
-            while try await unreachable.scalar("SELECT count(*) FROM adservices_jobs WHERE state = 'retrying'", as: Int.self) != 4,
-                  Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
+            _ = try await eventually(within: 20) {
+                try await unreachable.scalar("SELECT count(*) FROM adservices_jobs WHERE state = 'retrying'", as: Int.self) == 4
             }
         }
         // Two more: one never tried, one claimed by a process that died mid-exchange (its lease lapses).
@@ -283,11 +278,11 @@ import TestSupport
         let berlinDay = try await store.attributions.report(try AttributionReportQuery.parse([("tz", "Europe/Berlin"), ("from", "2026-11-02")]))
         #expect(berlinDay.rows.first?[0] == .number("4"), "from is Berlin midnight, 23:00 UTC")
 
-        let cli = try countersign(["adservices", "report", "--database", database, "--by", "org,claim_type", "--format", "csv"])
+        let cli = try await countersign(["adservices", "report", "--database", database, "--by", "org,claim_type", "--format", "csv"])
         #expect(cli.status == 0)
         #expect(cli.stdout.split(separator: "\r\n").first == "org_id,org_name,claim_type,records,attributed,not_attributed,downloads,redownloads,preorders,detailed,clicks,impressions")
         #expect(cli.stdout.contains("40669820,,Click,2,2,0,2,0,0,2,2,0"))
-        let bad = try countersign(["adservices", "report", "--database", database, "--by", "colour"])
+        let bad = try await countersign(["adservices", "report", "--database", database, "--by", "colour"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("unknown dimension"))
     }
@@ -303,14 +298,14 @@ import TestSupport
         #expect(try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5)))
         let recordedTwice = try await store.tokenJobs.finishAttempt(claimed[1], answer: "404", notFound: true, serverFailure: false, update: .retry(after: 5))
         #expect(!recordedTwice, "a finished claim cannot be recorded twice")
-        let table = try countersign(["adservices", "status", "--database", database])
+        let table = try await countersign(["adservices", "status", "--database", database])
         #expect(table.status == 0)
         let lines = table.stdout.split(separator: "\n")
         #expect(lines.first == "pending=1 retrying=1 done=0 failed=1")
         #expect(lines.count == 5)
         #expect(lines.contains { $0.contains("failed") && $0.contains("token_invalid") })
         #expect(lines.contains { $0.contains("retrying") && $0.contains("404") })
-        let json = try countersign(["adservices", "status", "--database", database, "--format", "json"])
+        let json = try await countersign(["adservices", "status", "--database", database, "--format", "json"])
         let document = try #require(try JSONParser.parse(Array(json.stdout.utf8)).object)
         #expect(document["counts"]?.object?["failed"] == .number("1"))
         #expect(!json.stdout.contains("\"one\""), "tokens are never listed")

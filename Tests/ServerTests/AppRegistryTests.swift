@@ -98,13 +98,13 @@ import TestSupport
             }
         }
         // Registered while no server runs: reverify applies it (and, run again after removal, undoes it).
-        #expect(try countersign(["apps", "set", String(Self.registered), "--name", "Game", "--database", server.settings.database]).status == 0)
-        let first = try countersign(["reverify", "--database", server.settings.database])
+        #expect(try await countersign(["apps", "set", String(Self.registered), "--name", "Game", "--database", server.settings.database]).status == 0)
+        let first = try await countersign(["reverify", "--database", server.settings.database])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(try JSONParser.parse(Array(first.stdout.utf8)).object?["recounted"]?.wholeNumber == 1)
         #expect(try await server.column("SELECT dedup_key FROM postbacks WHERE countable = 1", as: String.self) == ["aak:" + Mint.uuid("R-1")])
-        #expect(try countersign(["apps", "remove", String(Self.registered), "--database", server.settings.database]).status == 0)
-        let second = try countersign(["reverify", "--database", server.settings.database])
+        #expect(try await countersign(["apps", "remove", String(Self.registered), "--database", server.settings.database]).status == 0)
+        let second = try await countersign(["reverify", "--database", server.settings.database])
         #expect(try JSONParser.parse(Array(second.stdout.utf8)).object?["recounted"]?.wholeNumber == 1)
         #expect(try await server.scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self) == 2)
     }
@@ -133,7 +133,7 @@ import TestSupport
             #expect(plain.status == .ok)
             #expect(plain.json?["name"]?.string == "Café 🎮")
         }
-        let cli = try countersign(["apps", "set", String(Self.registered), "--name", "Game\u{202E}emag", "--database", server.settings.database])
+        let cli = try await countersign(["apps", "set", String(Self.registered), "--name", "Game\u{202E}emag", "--database", server.settings.database])
         #expect(cli.status == 2)
         #expect(cli.stderr.contains("--name: must be 1 to 200 characters without control, format"), "\(cli.stderr)")
         #expect(try await server.scalar("SELECT count(*) FROM apps WHERE app = \(Self.registered)", as: Int.self) == 0)
@@ -142,21 +142,21 @@ import TestSupport
 
     @Test func theCLIManagesTheRegistryAndSchemasMustMatchItsCurrency() async throws {
         let database = Checkout.temporaryDirectory() + "/apps.sqlite"
-        let set = try countersign(["apps", "set", String(Self.registered), "--name", "Game", "--currency", "EUR", "--database", database])
+        let set = try await countersign(["apps", "set", String(Self.registered), "--name", "Game", "--currency", "EUR", "--database", database])
         #expect(set.status == 0, "\(set.stderr)")
-        let badZone = try countersign(["apps", "set", String(Self.registered), "--name", "Game", "--time-zone", "Nowhere", "--database", database])
+        let badZone = try await countersign(["apps", "set", String(Self.registered), "--name", "Game", "--time-zone", "Nowhere", "--database", database])
         #expect(badZone.status == 2)
         #expect(badZone.stderr.contains("--time-zone: must be an IANA time zone name"))
-        let listed = try countersign(["apps", "list", "--format", "json", "--database", database])
+        let listed = try await countersign(["apps", "list", "--format", "json", "--database", database])
         guard case .array(let apps)? = try JSONParser.parse(Array(listed.stdout.utf8)).object?["rows"] else { Issue.record("no rows: \(listed.stdout)"); return }
         #expect(apps.first?.object?["currency"] == .string("EUR"))
         // game.json is in USD: refused while the registry says EUR.
         let game = Checkout.root.appendingPathComponent("examples/schemas/game.json").path
-        let upload = try countersign(["schema", "upload", game, "--database", database])
+        let upload = try await countersign(["schema", "upload", game, "--database", database])
         #expect(upload.status == 1)
         #expect(upload.stderr.contains("the app registry says app \(Self.registered) reports in EUR"))
-        #expect(try countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 0)
-        #expect(try countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 1)
+        #expect(try await countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 0)
+        #expect(try await countersign(["apps", "remove", String(Self.registered), "--database", database]).status == 1)
     }
 
     /// Setup health through the API and the CLI (issue 26, item 6): a copy that arrives at the app's copy domain is told
@@ -224,11 +224,11 @@ import TestSupport
                 try await server.scalar("SELECT sum(arrivals) FROM arrivals_daily", as: Int.self) == sends.count
             })
         }
-        let table = try countersign(["apps", "status", "--database", server.settings.database])
+        let table = try await countersign(["apps", "status", "--database", server.settings.database])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdout.contains("\(Self.registered) (Puzzle): developer copies arriving at example.com"), "\(table.stdout)")
         #expect(table.stdout.contains("\(Self.other): no copy domain registered"), "\(table.stdout)")
-        let refused = try countersign(["apps", "set", "1", "--name", "x", "--copy-domain", "Example.com", "--database", server.settings.database])
+        let refused = try await countersign(["apps", "set", "1", "--name", "x", "--copy-domain", "Example.com", "--database", server.settings.database])
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("--copy-domain: must be a domain name"), "\(refused.stderr)")
     }

@@ -78,16 +78,16 @@ import TestSupport
         #expect(calls.filter { $0.path.hasPrefix("/api/v5/") }.allSatisfy { $0.context == "orgId=50001" })
         #expect(calls.contains { $0.path == "/api/v5/campaigns/700/adgroups/701/targetingkeywords/702" && $0.status == 404 })
 
-        let cli = try countersign(["adservices", "report", "--database", database, "--by", "campaign", "--format", "json"])
+        let cli = try await countersign(["adservices", "report", "--database", database, "--by", "campaign", "--format", "json"])
         #expect(cli.stdout.contains(#""campaign_name":"Trip Trek US""#) && cli.stdout.contains(#""campaign_name":"Legacy campaign""#), "\(cli.stdout)")
     }
 
     @Test func credentialsGoTogetherAndTheKeyMustBeReadable() async throws {
         let work = Checkout.temporaryDirectory()
-        let partial = try countersign(["serve", "--database", work + "/db.sqlite", "--apple-ads-client-id", "x", "--port", "0"])
+        let partial = try await countersign(["serve", "--database", work + "/db.sqlite", "--apple-ads-client-id", "x", "--port", "0"])
         #expect(partial.status == 2)
         #expect(partial.stderr.contains("apple-ads-client-id, apple-ads-team-id, apple-ads-key-id and apple-ads-private-key go together"), "\(partial.stderr)")
-        let unreadable = try countersign(["serve", "--database", work + "/db.sqlite", "--apple-ads-client-id", "x", "--apple-ads-team-id", "t",
+        let unreadable = try await countersign(["serve", "--database", work + "/db.sqlite", "--apple-ads-client-id", "x", "--apple-ads-team-id", "t",
                                           "--apple-ads-key-id", "k", "--apple-ads-private-key", work + "/missing.pem", "--port", "0"])
         #expect(unreadable.status == 2)
         #expect(unreadable.stderr.contains("--apple-ads-private-key"), "\(unreadable.stderr)")

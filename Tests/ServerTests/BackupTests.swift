@@ -20,11 +20,11 @@ import TestSupport
             async let writes: Void = {
                 for index in 40..<120 { _ = try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("B-\(index)")) }
             }()
-            let backup = try countersign(["backup", "--database", server.settings.database, "--to", during])
+            let backup = try await countersign(["backup", "--database", server.settings.database, "--to", during])
             try await writes
             #expect(backup.status == 0, "\(backup.stderr)")
             #expect(backup.stdout.contains("\"integrity_check\": \"ok\""))
-            let again = try countersign(["backup", "--database", server.settings.database, "--to", during])
+            let again = try await countersign(["backup", "--database", server.settings.database, "--to", during])
             #expect(again.status == 2)
             #expect(again.stderr.contains("exists; choose a new file name"))
         }
@@ -37,7 +37,7 @@ import TestSupport
         #expect(receipts == copiedCount)
 
         // Restore as docs/operations.md says: the backup copied to the database's path, and serve started on it.
-        #expect(try countersign(["backup", "--database", server.settings.database, "--to", after]).status == 0)
+        #expect(try await countersign(["backup", "--database", server.settings.database, "--to", after]).status == 0)
         let restored = LiveServer()
         try FileManager.default.copyItem(atPath: after, toPath: restored.settings.database)
         let query = try ReportQuery.parse([("by", "day,ad_network,window")])
@@ -56,8 +56,8 @@ import TestSupport
         }
     }
 
-    @Test func aPostgreSQLStoreIsPointedToItsOwnTools() throws {
-        let result = try countersign(["backup", "--database", try TestEngine.postgres.freshDatabase(), "--to", Checkout.temporaryDirectory() + "/x.sqlite"])
+    @Test func aPostgreSQLStoreIsPointedToItsOwnTools() async throws {
+        let result = try await countersign(["backup", "--database", try TestEngine.postgres.freshDatabase(), "--to", Checkout.temporaryDirectory() + "/x.sqlite"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("pg_dump"))
         #expect(result.stderr.split(separator: "\n").count == 1)

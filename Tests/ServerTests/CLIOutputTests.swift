@@ -40,59 +40,78 @@ import TestSupport
         }
     }
 
-    /// A month of trial traffic for the example game, with its claims imported.
-    static func trial() throws -> String {
-        let directory = Checkout.temporaryDirectory()
-        let database = directory + "/trial.sqlite"
-        #expect(try countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
-        #expect(try countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
-        let run = try countersign(["simulate", "--signing-key", directory + "/key/private-key.pem", "--start", "2026-09-01", "--days", "30",
-                                   "--seed", "4", "--database", database, "--claims-out", directory + "/claims.csv"])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(try countersign(["spend", "import", directory + "/claims.csv", "--database", database]).status == 0)
+    /// A month of trial traffic for the example game, with its claims imported: a copy of its own for each test, of
+    /// one made by the CLI once per test process.
+    static func trial() async throws -> String {
+        let made = try await madeTrial.database()
+        let database = Checkout.temporaryDirectory() + "/trial.sqlite"
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: made + suffix) {
+            try FileManager.default.copyItem(atPath: made + suffix, toPath: database + suffix)
+        }
         return database
     }
 
-    @Test func aTableFitsATerminalAndMetricsPickTheColumns() throws {
-        let database = try Self.trial()
+    private static let madeTrial = TrialDatabase()
+
+    /// The trial database, made on first use.
+    private actor TrialDatabase {
+        private var made: String?
+
+        func database() async throws -> String {
+            if let made { return made }
+            let directory = Checkout.temporaryDirectory()
+            let database = directory + "/trial.sqlite"
+            #expect(try await countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
+            #expect(try await countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
+            let run = try await countersign(["simulate", "--signing-key", directory + "/key/private-key.pem", "--start", "2026-09-01", "--days", "30",
+                                             "--seed", "4", "--database", database, "--claims-out", directory + "/claims.csv"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try await countersign(["spend", "import", directory + "/claims.csv", "--database", database]).status == 0)
+            made = database
+            return database
+        }
+    }
+
+    @Test func aTableFitsATerminalAndMetricsPickTheColumns() async throws {
+        let database = try await Self.trial()
         for command in [["report", "--by", "campaign,window"], ["report", "--by", "app_name,campaign_name"], ["performance", "--by", "ad_network,campaign"]] {
-            let result = try countersign(command + ["--database", database])
+            let result = try await countersign(command + ["--database", database])
             #expect(result.status == 0, "\(result.stderr)")
             let widest = result.stdout.split(separator: "\n").map(\.count).max() ?? 0
             #expect(widest <= 120 && widest > 40, "\(command): \(widest) columns")
         }
-        let chosen = try countersign(["report", "--by", "campaign", "--metrics", "revenue_mid,installs", "--format", "csv", "--database", database])
+        let chosen = try await countersign(["report", "--by", "campaign", "--metrics", "revenue_mid,installs", "--format", "csv", "--database", database])
         #expect(chosen.stdout.hasPrefix("campaign,currency,revenue_mid,installs\r\n"), "\(chosen.stdout)")
         // Without --metrics, CSV has every metric; the compact table is a subset of it with the same figures.
-        let every = try countersign(["report", "--by", "campaign", "--format", "csv", "--database", database])
+        let every = try await countersign(["report", "--by", "campaign", "--format", "csv", "--database", database])
         #expect(every.stdout.split(separator: "\r\n").first?.split(separator: ",").count == 2 + ReportMetric.allCases.count)
-        let all = try countersign(["report", "--by", "campaign", "--metrics", "all", "--format", "csv", "--database", database])
+        let all = try await countersign(["report", "--by", "campaign", "--metrics", "all", "--format", "csv", "--database", database])
         #expect(all.stdout == every.stdout)
-        let unknown = try countersign(["report", "--metrics", "installs,profit", "--database", database])
+        let unknown = try await countersign(["report", "--metrics", "installs,profit", "--database", database])
         #expect(unknown.status == 2)
         #expect(unknown.stderr == "countersign: --metrics: profit is not a metric; choose from \(ReportMetric.allCases.map(\.rawValue).joined(separator: ", ")), or all\n")
     }
 
-    @Test func relativeDatesGiveTheRowsOfTheDatesTheyName() throws {
-        let database = try Self.trial()
+    @Test func relativeDatesGiveTheRowsOfTheDatesTheyName() async throws {
+        let database = try await Self.trial()
         let today = String(Timestamp.format(Date()).prefix(10))
         let days = 90
         let start = String(Timestamp.format(Date().addingTimeInterval(-Double(days) * 86_400)).prefix(10))
-        let relative = try countersign(["report", "--by", "day", "--from", "-\(days)d", "--to", "today", "--format", "csv", "--database", database])
-        let absolute = try countersign(["report", "--by", "day", "--from", start, "--to", today, "--format", "csv", "--database", database])
+        let relative = try await countersign(["report", "--by", "day", "--from", "-\(days)d", "--to", "today", "--format", "csv", "--database", database])
+        let absolute = try await countersign(["report", "--by", "day", "--from", start, "--to", today, "--format", "csv", "--database", database])
         #expect(relative.status == 0 && absolute.status == 0, "\(relative.stderr)\(absolute.stderr)")
         #expect(relative.stdout == absolute.stdout)
         #expect(relative.stdout.split(separator: "\r\n").count > 2, "the trial's last weeks are within \(days) days")
-        let both = try countersign(["report", "--last", "7d", "--to", "today", "--database", database])
+        let both = try await countersign(["report", "--last", "7d", "--to", "today", "--database", database])
         #expect(both.status == 2 && both.stderr.split(separator: "\n").count == 1)
     }
 
-    @Test func everyListingCommandTakesEveryFormat() throws {
-        let database = try Self.trial()
-        #expect(try countersign(["apps", "set", "1108187390", "--name", "Game", "--database", database]).status == 0)
-        #expect(try countersign(["apikey", "create", "--name", "analyst", "--scope", "read,schemas", "--database", database]).status == 0)
-        #expect(try countersign(["forward", "set", "acme", "--url", "https://acme.example/postbacks", "--database", database]).status == 0)
-        #expect(try countersign(["names", "set", "--app", "1108187390", "--ad-network", "example123.skadnetwork", "--level", "campaign",
+    @Test func everyListingCommandTakesEveryFormat() async throws {
+        let database = try await Self.trial()
+        #expect(try await countersign(["apps", "set", "1108187390", "--name", "Game", "--database", database]).status == 0)
+        #expect(try await countersign(["apikey", "create", "--name", "analyst", "--scope", "read,schemas", "--database", database]).status == 0)
+        #expect(try await countersign(["forward", "set", "acme", "--url", "https://acme.example/postbacks", "--database", database]).status == 0)
+        #expect(try await countersign(["names", "set", "--app", "1108187390", "--ad-network", "example123.skadnetwork", "--level", "campaign",
                                  "--digits", "10", "Launch", "--database", database]).status == 0)
         let listings: [([String], String)] = [
             (["apps", "list"], "app"), (["apikey", "list"], "id"), (["keys", "list"], "kid"), (["schema", "list"], "app"),
@@ -101,20 +120,20 @@ import TestSupport
         ]
         for (command, first) in listings {
             let database = command.first == "keys" ? [] : ["--database", database]
-            let table = try countersign(command + database)
+            let table = try await countersign(command + database)
             #expect(table.status == 0 && table.stdout.hasPrefix(first + " "), "\(command): \(table.stdout)")
-            let csv = try countersign(command + database + ["--format", "csv"])
+            let csv = try await countersign(command + database + ["--format", "csv"])
             #expect(csv.stdout.hasPrefix(first + ","), "\(command): \(csv.stdout)")
-            let json = try countersign(command + database + ["--format", "json"])
+            let json = try await countersign(command + database + ["--format", "json"])
             guard case .array(let rows)? = try JSONParser.parse(Array(json.stdout.utf8)).object?["rows"] else { Issue.record("\(command): \(json.stdout)"); continue }
             #expect(!rows.isEmpty && rows.allSatisfy { $0.object?[first] != nil }, "\(command)")
-            let ndjson = try countersign(command + database + ["--format", "ndjson"])
+            let ndjson = try await countersign(command + database + ["--format", "ndjson"])
             #expect(try ndjson.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) } == rows, "\(command)")
-            let bad = try countersign(command + database + ["--format", "yaml"])
+            let bad = try await countersign(command + database + ["--format", "yaml"])
             #expect(bad.status == 2 && bad.stderr == "countersign: --format must be table, csv, json or ndjson\n", "\(command): \(bad.stderr)")
         }
         // A list is one cell: comma-joined, and quoted in CSV.
-        let keys = try countersign(["apikey", "list", "--format", "csv", "--database", database])
+        let keys = try await countersign(["apikey", "list", "--format", "csv", "--database", database])
         #expect(keys.stdout.contains(",\"read,schemas\","), "\(keys.stdout)")
     }
 }

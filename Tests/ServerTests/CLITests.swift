@@ -12,14 +12,14 @@ import PostbackMint
         try #require(try JSONParser.parse(Array(result.stdout.utf8)).object, "stdout: \(result.stdout) stderr: \(result.stderr)")
     }
 
-    @Test func verifiesApplesDevelopmentPostbackOnlyWhenAllowed() throws {
+    @Test func verifiesApplesDevelopmentPostbackOnlyWhenAllowed() async throws {
         let body = try Checkout.appleExample("aak-dev1-reengagement-fine")
-        let refused = try countersign(["verify", "--keys-dir", Checkout.keys, "-"], input: body)
+        let refused = try await countersign(["verify", "--keys-dir", Checkout.keys, "-"], input: body)
         #expect(refused.status == 1)
         let refusedDocument = try document(refused)
         #expect(refusedDocument["outcome"] == .string("verified"))
         #expect(refusedDocument["reason"] == .string("development_not_allowed"))
-        let allowed = try countersign(["verify", "--allow-development", "--keys-dir", Checkout.keys, "-"], input: body)
+        let allowed = try await countersign(["verify", "--allow-development", "--keys-dir", Checkout.keys, "-"], input: body)
         #expect(allowed.status == 0)
         let output = try document(allowed)
         #expect(output["outcome"] == .string("verified"))
@@ -32,10 +32,10 @@ import PostbackMint
     }
 
     @Test(arguments: ["skan-4.0-web-high-tier", "skan-3.0-winning", "skan-2.2", "hist-skan-2.0-b"])
-    func verifiesSKANExamplesFromAFile(id: String) throws {
+    func verifiesSKANExamplesFromAFile(id: String) async throws {
         let path = Checkout.temporaryDirectory() + "/postback.json"
         try Data(try Checkout.appleExample(id)).write(to: URL(fileURLWithPath: path))
-        let result = try countersign(["verify", "--keys-dir", Checkout.keys, path])
+        let result = try await countersign(["verify", "--keys-dir", Checkout.keys, path])
         #expect(result.status == 0)
         let output = try document(result)
         #expect(output["protocol"] == .string("skan"))
@@ -43,63 +43,63 @@ import PostbackMint
         #expect(output["kid"] == .string(id.contains("2.0") ? "skan-p192" : "skan-p256"))
     }
 
-    @Test func unverifiableAndInvalidExitOne() throws {
+    @Test func unverifiableAndInvalidExitOne() async throws {
         let stranger = try ECPrivateKey.generate()
         let unknown = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("X")), key: stranger, keyID: "apple-cas-identifier/7")
-        let unverifiable = try countersign(["verify", "--keys-dir", Checkout.keys], input: unknown)
+        let unverifiable = try await countersign(["verify", "--keys-dir", Checkout.keys], input: unknown)
         #expect(unverifiable.status == 1)
         #expect(try document(unverifiable)["outcome"] == .string("unverifiable"))
         #expect(try document(unverifiable)["reason"] == .string("unknown_kid"))
-        let invalid = try countersign(["verify", "--keys-dir", Checkout.keys], input: Array("{\"jws-string\": \"a.b\"}".utf8))
+        let invalid = try await countersign(["verify", "--keys-dir", Checkout.keys], input: Array("{\"jws-string\": \"a.b\"}".utf8))
         #expect(invalid.status == 1)
         #expect(try document(invalid)["reason"] == .string("malformed_jws"))
     }
 
-    @Test func extraKeyMakesATestPostbackCountable() throws {
+    @Test func extraKeyMakesATestPostbackCountable() async throws {
         let directory = Checkout.temporaryDirectory()
-        let generated = try countersign(["keys", "generate", "--out", directory])
+        let generated = try await countersign(["keys", "generate", "--out", directory])
         #expect(generated.status == 0)
         let key = try ECPrivateKey(pem: String(contentsOfFile: directory + "/private-key.pem", encoding: .utf8))
         let body = try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("Y")), key: key, keyID: "network/0")
-        let result = try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"], input: body)
+        let result = try await countersign(["verify", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem"], input: body)
         #expect(result.status == 0)
         #expect(try document(result)["countable"] == .bool(true))
-        let listed = try countersign(["keys", "list", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem", "--format", "json"])
+        let listed = try await countersign(["keys", "list", "--keys-dir", Checkout.keys, "--key", "network/0=\(directory)/public-key.pem", "--format", "json"])
         guard case .array(let keys)? = try JSONParser.parse(Array(listed.stdout.utf8)).object?["rows"] else { Issue.record("no rows: \(listed.stdout)"); return }
         #expect(keys.compactMap { $0.object?["kid"]?.string }.sorted() == [
             "apple-cas-identifier/0", "apple-development-identifier/0", "apple-development-identifier/1", "network/0", "skan-p192", "skan-p256",
         ])
     }
 
-    @Test func usageErrorsExitTwo() throws {
-        #expect(try countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).status == 2)
-        #expect(try countersign(["verify", "--no-such-flag"]).status == 2)
-        #expect(try countersign(["verify", "--keys-dir", "/no/such/dir", "-"], input: []).status == 2)
-        #expect(try countersign(["verify", "--keys-dir", Checkout.keys, "--key", "broken"], input: []).status == 2)
-        let stderr = try countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).stderr
+    @Test func usageErrorsExitTwo() async throws {
+        #expect(try await countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).status == 2)
+        #expect(try await countersign(["verify", "--no-such-flag"]).status == 2)
+        #expect(try await countersign(["verify", "--keys-dir", "/no/such/dir", "-"], input: []).status == 2)
+        #expect(try await countersign(["verify", "--keys-dir", Checkout.keys, "--key", "broken"], input: []).status == 2)
+        let stderr = try await countersign(["verify", "--keys-dir", Checkout.keys, "/no/such/file"]).stderr
         #expect(stderr.split(separator: "\n").count == 1)
     }
 
     /// A wrong `--by` lists the names `--by` takes, spelled as it takes them (issue 13).
-    @Test func unknownDimensionsSuggestNamesThatWork() throws {
+    @Test func unknownDimensionsSuggestNamesThatWork() async throws {
         let database = Checkout.temporaryDirectory() + "/db.sqlite"
-        #expect(try countersign(["apikey", "create", "--name", "t", "--database", database]).status == 0)
+        #expect(try await countersign(["apikey", "create", "--name", "t", "--database", database]).status == 0)
         for command in [["report"], ["adservices", "report"]] {
-            let result = try countersign(command + ["--database", database, "--by", "nope"])
+            let result = try await countersign(command + ["--database", database, "--by", "nope"])
             #expect(result.status == 2)
             #expect(result.stderr.contains("--by: unknown dimension \"nope\""), "\(result.stderr)")
             #expect(result.stderr.contains("ad_group"))
             #expect(!result.stderr.contains("ad-group"))
             let suggested = try #require(result.stderr.split(separator: ";").last?.split(separator: "use").last)
             let first = try #require(suggested.split(separator: ",").first?.trimmingCharacters(in: .whitespacesAndNewlines))
-            #expect(try countersign(command + ["--database", database, "--by", first]).status == 0, "\(first)")
+            #expect(try await countersign(command + ["--database", database, "--by", first]).status == 0, "\(first)")
         }
     }
 
-    @Test func impressionsSignedByTheCLIVerify() throws {
+    @Test func impressionsSignedByTheCLIVerify() async throws {
         let directory = Checkout.temporaryDirectory()
-        _ = try countersign(["keys", "generate", "--out", directory])
-        let signed = try countersign(["impression", "sign", "--key", directory + "/private-key.pem", "--network-id", "example.adattributionkit",
+        _ = try await countersign(["keys", "generate", "--out", directory])
+        let signed = try await countersign(["impression", "sign", "--key", directory + "/private-key.pem", "--network-id", "example.adattributionkit",
                                       "--source-identifier", "5239", "--advertised-item", "1108187390", "--publisher-item", "5838492",
                                       "--eligible-for-re-engagement", "--timestamp", "1719599957239"])
         #expect(signed.status == 0)
@@ -111,30 +111,30 @@ import PostbackMint
         #expect(payload["timestamp"] == .number("1719599957239"))
         #expect(payload["eligible-for-re-engagement"] == .bool(true))
         #expect(payload["impression-type"] == .string("app-impression"))
-        let verified = try countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: Array(jws.utf8))
+        let verified = try await countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: Array(jws.utf8))
         #expect(verified.status == 0)
         var tampered = Array(jws.utf8)
         tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        #expect(try countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: tampered).status == 1)
+        #expect(try await countersign(["impression", "verify", "--public-key", directory + "/public-key.pem"], input: tampered).status == 1)
     }
 
     /// `countersign copy` moves an installation into PostgreSQL, reports what it did, and refuses what it cannot open.
-    @Test func copyMovesAnInstallationAndSaysWhatItDid() throws {
+    @Test func copyMovesAnInstallationAndSaysWhatItDid() async throws {
         let database = Checkout.temporaryDirectory() + "/db.sqlite"
-        #expect(try countersign(["apikey", "create", "--name", "moved", "--database", database]).status == 0)
+        #expect(try await countersign(["apikey", "create", "--name", "moved", "--database", database]).status == 0)
         let target = try TestEngine.postgres.freshDatabase()
-        let copied = try countersign(["copy", "--from", database, "--to", target])
+        let copied = try await countersign(["copy", "--from", database, "--to", target])
         #expect(copied.status == 0, "\(copied.stderr)")
         let summary = try #require(try JSONParser.parse(Array(copied.stdout.utf8)).object)
         #expect(summary["api_keys"]?.object?["copied"] == .number("1"))
         #expect(summary["check"] == .string("counts and report totals agree"))
         #expect(copied.stderr.contains("api_keys: 1/1"))
-        let again = try countersign(["copy", "--from", database, "--to", target])
+        let again = try await countersign(["copy", "--from", database, "--to", target])
         #expect(try JSONParser.parse(Array(again.stdout.utf8)).object?["api_keys"]?.object?["already_there"] == .number("1"))
-        let listed = try countersign(["apikey", "list", "--database", target])
+        let listed = try await countersign(["apikey", "list", "--database", target])
         #expect(listed.stdout.contains("moved"))
         for (from, to) in [("/no/such.sqlite", target), (database, "postgres://nobody")] {
-            let refused = try countersign(["copy", "--from", from, "--to", to])
+            let refused = try await countersign(["copy", "--from", from, "--to", to])
             #expect(refused.status == 2)
             #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
         }
@@ -143,8 +143,8 @@ import PostbackMint
 
 /// `countersign --version` and the policy the server states when it starts (issue 15, item 6).
 @Suite struct VersionAndPolicyTests {
-    @Test func versionIsPrinted() throws {
-        let result = try countersign(["--version"])
+    @Test func versionIsPrinted() async throws {
+        let result = try await countersign(["--version"])
         #expect(result.status == 0)
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
     }
@@ -178,39 +178,39 @@ import PostbackMint
 
 /// Schemas managed from the command line, without curl (issue 15, item 6).
 @Suite struct SchemaRegistryCLITests {
-    @Test func uploadListHistoryAndDiff() throws {
+    @Test func uploadListHistoryAndDiff() async throws {
         let directory = Checkout.temporaryDirectory()
         let database = directory + "/schemas.sqlite"
         let game = Checkout.root.appendingPathComponent("examples/schemas/game.json").path
-        let first = try countersign(["schema", "upload", game, "--database", database])
+        let first = try await countersign(["schema", "upload", game, "--database", database])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(try JSONParser.parse(Array(first.stdout.utf8)).object?["revision"] == .number("1"))
         let changed = try String(contentsOfFile: game, encoding: .utf8).replacingOccurrences(of: "\"USD\"", with: "\"EUR\"")
         try changed.write(toFile: directory + "/game-eur.json", atomically: true, encoding: .utf8)
-        #expect(try countersign(["schema", "upload", directory + "/game-eur.json", "--database", database]).status == 0)
-        let list = try countersign(["schema", "list", "--format", "csv", "--database", database])
+        #expect(try await countersign(["schema", "upload", directory + "/game-eur.json", "--database", database]).status == 0)
+        let list = try await countersign(["schema", "list", "--format", "csv", "--database", database])
         #expect(list.stdout.split(separator: "\r\n").map { $0.split(separator: ",").prefix(2).joined(separator: ",") } == ["app,revision", "1108187390,2"])
-        let history = try countersign(["schema", "history", "1108187390", "--format", "ndjson", "--database", database])
+        let history = try await countersign(["schema", "history", "1108187390", "--format", "ndjson", "--database", database])
         let revisions = try history.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)).object?["revision"] }
         #expect(revisions == [.number("1"), .number("2")])
-        let diff = try countersign(["schema", "diff", "1108187390", "--database", database])
+        let diff = try await countersign(["schema", "diff", "1108187390", "--database", database])
         #expect(diff.status == 1)
         #expect(diff.stdout.contains("-") && diff.stdout.contains("\"USD\"") && diff.stdout.contains("\"EUR\""))
-        let same = try countersign(["schema", "diff", "1108187390", "--from", "2", "--to", "2", "--database", database])
+        let same = try await countersign(["schema", "diff", "1108187390", "--from", "2", "--to", "2", "--database", database])
         #expect(same.status == 0)
-        #expect(try countersign(["schema", "history", "42", "--database", database]).status == 1)
+        #expect(try await countersign(["schema", "history", "42", "--database", database]).status == 1)
         try Data("{\"format\": 1}".utf8).write(to: URL(fileURLWithPath: directory + "/bad.json"))
-        let bad = try countersign(["schema", "upload", directory + "/bad.json", "--database", database])
+        let bad = try await countersign(["schema", "upload", directory + "/bad.json", "--database", database])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("countersign schema check"))
     }
 
-    @Test func simulateUsesItsKeyAgain() throws {
+    @Test func simulateUsesItsKeyAgain() async throws {
         let directory = Checkout.temporaryDirectory()
         let arguments = ["simulate", "--count", "3", "--key-out", directory + "/sim", "--out", directory + "/out.ndjson"]
-        #expect(try countersign(arguments).status == 0)
+        #expect(try await countersign(arguments).status == 0)
         let key = try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8)
-        let again = try countersign(arguments)
+        let again = try await countersign(arguments)
         #expect(again.status == 0)
         #expect(!again.stderr.contains("generated a signing key"))
         #expect(try String(contentsOfFile: directory + "/sim/private-key.pem", encoding: .utf8) == key)
@@ -219,13 +219,13 @@ import PostbackMint
     /// Finding 9 of trust round 4: an ack log on a full disk trapped (`try!`, exit 132). It now says so in one line,
     /// exits 1, and the summary counts the acknowledged postbacks the log could not hold.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
-    func anAckLogOnAFullDiskFailsInOneLine() throws {
+    func anAckLogOnAFullDiskFailsInOneLine() async throws {
         let work = Checkout.temporaryDirectory()
-        _ = try countersign(["keys", "generate", "--out", work + "/key"])
+        _ = try await countersign(["keys", "generate", "--out", work + "/key"])
         let receiver = try ReceiverProcess(database: work + "/db.sqlite",
                                            extraArguments: ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"])
         defer { receiver.stop() }
-        let run = try countersign(["simulate", "--count", "20", "--concurrency", "2", "--url", receiver.url,
+        let run = try await countersign(["simulate", "--count", "20", "--concurrency", "2", "--url", receiver.url,
                                    "--signing-key", work + "/key/private-key.pem", "--ack-log", "/dev/full"])
         #expect(run.status == 1)
         let lines = run.stderr.split(separator: "\n")
@@ -260,9 +260,9 @@ import PostbackMint
         #expect(result.stdout.contains("\"kid\": \"apple-development-identifier/1\""))
     }
 
-    @Test func aKeyDirectoryOverridesABuiltInKey() throws {
+    @Test func aKeyDirectoryOverridesABuiltInKey() async throws {
         let directory = Checkout.temporaryDirectory()
-        _ = try countersign(["keys", "generate", "--out", directory + "/generated"])
+        _ = try await countersign(["keys", "generate", "--out", directory + "/generated"])
         try FileManager.default.createDirectory(atPath: directory + "/keys", withIntermediateDirectories: true)
         let impostor = try String(contentsOfFile: directory + "/generated/public-key.pem", encoding: .utf8)
         try ("kid: apple-development-identifier/1\nenvironment: development\n" + impostor)
@@ -282,7 +282,7 @@ import PostbackMint
         #expect(result.stderr.contains(expected), "\(result.stderr)", sourceLocation: sourceLocation)
     }
 
-    @Test func aPortInUseADatabaseThatCannotBeOpenedAndAPrivateKey() throws {
+    @Test func aPortInUseADatabaseThatCannotBeOpenedAndAPrivateKey() async throws {
         let directory = Checkout.temporaryDirectory()
         let first = Process()
         first.executableURL = URL(fileURLWithPath: Checkout.binary)
@@ -295,23 +295,23 @@ import PostbackMint
         var line = ""
         while !line.contains("\n"), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty { line += String(decoding: byte, as: UTF8.self) }
         let port = try #require(line.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
-        oneLine(try countersign(["serve", "--port", port, "--database", directory + "/b.sqlite", "--log-level", "error"]),
+        oneLine(try await countersign(["serve", "--port", port, "--database", directory + "/b.sqlite", "--log-level", "error"]),
                 "port \(port) on 127.0.0.1 is in use (another countersign serve?); stop that process or choose another --port")
-        oneLine(try countersign(["serve", "--port", "0", "--database", "/proc/no-such-dir/x.sqlite"]),
+        oneLine(try await countersign(["serve", "--port", "0", "--database", "/proc/no-such-dir/x.sqlite"]),
                 "cannot create /proc/no-such-dir; check the path and its permissions, or pass another --database")
-        _ = try countersign(["keys", "generate", "--out", directory + "/key"])
-        oneLine(try countersign(["verify", "--key", "x/1=\(directory)/key/private-key.pem", "-"], input: []), "this is a private key; pin the public key instead")
-        oneLine(try countersign(["serve", "--durability", "sometimes"]), "expected normal, full")
+        _ = try await countersign(["keys", "generate", "--out", directory + "/key"])
+        oneLine(try await countersign(["verify", "--key", "x/1=\(directory)/key/private-key.pem", "-"], input: []), "this is a private key; pin the public key instead")
+        oneLine(try await countersign(["serve", "--durability", "sometimes"]), "expected normal, full")
     }
 
-    @Test func jsonErrorsNameTheLineAndColumn() throws {
+    @Test func jsonErrorsNameTheLineAndColumn() async throws {
         let text = Array("{\n  \"a\": 1,\n  \"b\": ]\n}".utf8)
-        let verified = try countersign(["verify", "-"], input: text)
+        let verified = try await countersign(["verify", "-"], input: text)
         #expect(verified.status == 1)
         #expect(verified.stdout.contains("unexpected character at line 3, column 8"))
         let path = Checkout.temporaryDirectory() + "/schema.json"
         try Data(text).write(to: URL(fileURLWithPath: path))
-        let checked = try countersign(["schema", "check", path])
+        let checked = try await countersign(["schema", "check", path])
         #expect(checked.stdout.contains("not JSON: unexpected character at line 3, column 8"))
     }
 }

@@ -4,8 +4,8 @@ import TestSupport
 
 /// Runs scripts/crash-test: SIGKILL the server mid-traffic several times; every acknowledged postback must be stored once.
 @Suite struct CrashTests {
-    @Test func everyAcknowledgedPostbackSurvivesSIGKILL() throws {
-        let result = try runProcess("/bin/bash", [Checkout.root.appendingPathComponent("scripts/crash-test").path, Checkout.binary],
+    @Test func everyAcknowledgedPostbackSurvivesSIGKILL() async throws {
+        let result = try await runProcess("/bin/bash", [Checkout.root.appendingPathComponent("scripts/crash-test").path, Checkout.binary],
                                     environment: ["ROUNDS": "4", "COUNT": "2500"])
         print(result.stdout)
         let summary = try #require(result.stdout.split(separator: "\n").last { $0.hasPrefix("acknowledged=") })

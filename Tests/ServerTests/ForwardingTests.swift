@@ -154,15 +154,15 @@ import TestSupport
         }
         if engine == .sqlite {
             // The same, from the command line.
-            let status = try countersign(["forward", "status", "--format", "csv", "--database", server.settings.database])
+            let status = try await countersign(["forward", "status", "--format", "csv", "--database", server.settings.database])
             #expect(status.status == 0)
             #expect(status.stdout.contains("refused,\(refused),0,0,\(count),0"))
-            let list = try countersign(["forward", "list", "--partner", "refused", "--format", "csv", "--database", server.settings.database])
+            let list = try await countersign(["forward", "list", "--partner", "refused", "--format", "csv", "--database", server.settings.database])
             #expect(list.stdout.split(whereSeparator: \.isNewline).count == count + 1)
-            let retry = try countersign(["forward", "retry", "--partner", "refused", "--database", server.settings.database])
+            let retry = try await countersign(["forward", "retry", "--partner", "refused", "--database", server.settings.database])
             #expect(retry.stdout.hasPrefix("\(count) dead letters queued again"))
-            #expect(try countersign(["forward", "retry", "--partner", "nobody", "--database", server.settings.database]).status == 1)
-            #expect(try countersign(["forward", "set", "x", "--url", "https://x.example/", "--rate", "0", "--database", server.settings.database]).stderr
+            #expect(try await countersign(["forward", "retry", "--partner", "nobody", "--database", server.settings.database]).status == 1)
+            #expect(try await countersign(["forward", "set", "x", "--url", "https://x.example/", "--rate", "0", "--database", server.settings.database]).stderr
                 .contains("--rate: must be"))
         }
     }
@@ -171,7 +171,7 @@ import TestSupport
         let partners = PartnerStandIn(["held": .slow(0.6)])
         let work = Checkout.temporaryDirectory()
         let database = work + "/forward.sqlite"
-        _ = try countersign(["keys", "generate", "--out", work + "/key"])
+        _ = try await countersign(["keys", "generate", "--out", work + "/key"])
         let key = try ECPrivateKey(pem: String(contentsOfFile: work + "/key/private-key.pem", encoding: .utf8))
         let arguments = ["--key", "network/0=\(work)/key/public-key.pem", "--forward-backoff", "0.05", "--forward-max-backoff", "0.2"]
         let count = 40
@@ -179,7 +179,7 @@ import TestSupport
         let keys = Set((0..<count).map { "aak:" + Mint.uuid("K-\($0)") })
         try await partners.serve { base in
             let first = try ReceiverProcess(database: database, extraArguments: arguments)
-            #expect(try countersign(["forward", "set", "held", "--url", base + "/held", "--timeout", "2", "--concurrency", "4", "--database", database]).status == 0)
+            #expect(try await countersign(["forward", "set", "held", "--url", base + "/held", "--timeout", "2", "--concurrency", "4", "--database", database]).status == 0)
             let client = HTTPClient.shared
             for body in bodies {
                 var request = HTTPClientRequest(url: first.url + aakPath)

@@ -24,7 +24,12 @@ final class ReceiverProcess: @unchecked Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [output] handle in output.append(handle.availableData) }
+        // At the end of the stream the handler is called again and again with nothing: it stops itself there, or it
+        // spins a core for as long as the test runs.
+        pipe.fileHandleForReading.readabilityHandler = { [output] handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { output.append(data) }
+        }
         try process.run()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
@@ -136,9 +141,9 @@ final class OutputBuffer: @unchecked Sendable {
                     try await group.waitForAll()
                 }
                 let store = try Self.store(database)
-                let deadline = Date().addingTimeInterval(30)
-                while try await store.scalar("SELECT count(*) FROM adservices_jobs WHERE state <> 'done'", as: Int.self) != 0, Date() < deadline {
-                    try await Task.sleep(for: .milliseconds(100))
+                defer { store.close() }
+                _ = try await eventually(within: 30) {
+                    try await store.scalar("SELECT count(*) FROM adservices_jobs WHERE state <> 'done'", as: Int.self) == 0
                 }
             }
         }
@@ -148,10 +153,13 @@ final class OutputBuffer: @unchecked Sendable {
         #expect(try await store.scalar("SELECT count(*) FROM attribution_records", as: Int.self) == tokens.count)
     }
 
+    /// On a PostgreSQL server of its own, since it stops and starts the server while other tests run.
     @Test func aKilledReceiverAndARestartedDatabaseLoseNothingAcknowledged() async throws {
-        let database = try TestEngine.postgres.freshDatabase()
+        let cluster = try PostgresCluster()
+        defer { cluster.remove() }
+        let database = try TestPostgres.createDatabase(on: cluster.server)
         let work = Checkout.temporaryDirectory()
-        _ = try countersign(["keys", "generate", "--out", work + "/key"])
+        _ = try await countersign(["keys", "generate", "--out", work + "/key"])
         let trust = ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"]
         let receivers = try (0..<3).map { _ in try ReceiverProcess(database: database, extraArguments: trust) }
         let acks = work + "/acks"
@@ -166,28 +174,28 @@ final class OutputBuffer: @unchecked Sendable {
             return process
         }
 
-        /// Postbacks acknowledged so far, by every simulator: "under load" means after the acknowledgements begin.
+        /// Postbacks acknowledged so far, by every simulator (lines of the ack logs): "under load" means after the
+        /// acknowledgements begin.
         func acknowledgedSoFar() -> Int {
             ((try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []).filter { $0.hasPrefix("acks-") }.reduce(0) { total, name in
-                total + ((try? String(contentsOfFile: work + "/" + name, encoding: .utf8))?.split(separator: "\n").count ?? 0)
+                total + (FileManager.default.contents(atPath: work + "/" + name)?.withUnsafeBytes { $0.count { $0 == UInt8(ascii: "\n") } } ?? 0)
             }
         }
-        func waitForAcknowledgements(beyond count: Int) async throws {
-            for _ in 0..<3_000 where acknowledgedSoFar() <= count { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(acknowledgedSoFar() > count, "the simulators acknowledged nothing more")
+        func waitForAcknowledgements(beyond count: Int) async {
+            #expect(await eventually(within: 60) { acknowledgedSoFar() > count }, "the simulators acknowledged nothing more")
         }
 
         // One receiver is killed under load; the others go on.
         var simulators = try receivers.enumerated().map { try simulate($1, seed: $0 + 1, count: 1500) }
-        try await waitForAcknowledgements(beyond: 100)
+        await waitForAcknowledgements(beyond: 100)
         receivers[0].stop(SIGKILL)
         for simulator in simulators { simulator.waitUntilExit(within: 120, "countersign simulate") }
 
         // PostgreSQL stops under load and comes back: no 200 without a commit meanwhile, and both receivers serve again.
         let before = acknowledgedSoFar()
         simulators = try receivers.dropFirst().enumerated().map { try simulate($1, seed: $0 + 10, count: 3000) }
-        try await waitForAcknowledgements(beyond: before + 100)
-        try TestPostgres.control(["stop", "-m", "fast", "-w"])
+        await waitForAcknowledgements(beyond: before + 100)
+        try cluster.stop()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         func ready(_ receiver: ReceiverProcess) async -> Bool {
             guard let response = try? await client.execute(HTTPClientRequest(url: receiver.url + "/readyz"), timeout: .seconds(5)) else { return false }
@@ -195,10 +203,9 @@ final class OutputBuffer: @unchecked Sendable {
         }
         // `pg_ctl stop -w` returned: the server is down, so readiness, which reads the database, says so.
         for receiver in receivers.dropFirst() { #expect(await !ready(receiver), "ready while the database is down") }
-        try TestPostgres.control(["start", "-w", "-t", "60"])
+        try cluster.start()
         for receiver in receivers.dropFirst() {
-            for _ in 0..<300 where !(await ready(receiver)) { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(await ready(receiver), "a receiver did not serve again after the database came back")
+            #expect(await eventually(within: 30) { await ready(receiver) }, "a receiver did not serve again after the database came back")
         }
         for simulator in simulators { simulator.waitUntilExit(within: 120, "countersign simulate") }
         try await client.shutdown()
@@ -208,6 +215,7 @@ final class OutputBuffer: @unchecked Sendable {
         })
         #expect(acknowledged.count > 500, "the test must acknowledge traffic to mean anything")
         let store = try Self.store(database)
+        defer { store.close() }
         let stored = Set(try await store.column("SELECT dedup_key FROM postbacks", as: String.self))
         #expect(acknowledged.subtracting(stored).isEmpty, "\(acknowledged.subtracting(stored).count) acknowledged postbacks are missing")
         #expect(try await store.scalar("SELECT count(*) - count(DISTINCT dedup_key) FROM postbacks", as: Int.self) == 0)

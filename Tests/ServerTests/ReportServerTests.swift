@@ -30,7 +30,7 @@ import TestSupport
             guard case .array(let rows) = json.json?["rows"] else { Issue.record("no rows"); return }
             #expect(!rows.isEmpty)
             // The CLI on the same file gives the same numbers.
-            let cli = try countersign(["report", "--database", server.settings.database, "--by", "campaign,window", "--from", "2026-01-01", "--format", "json"])
+            let cli = try await countersign(["report", "--database", server.settings.database, "--by", "campaign,window", "--from", "2026-01-01", "--format", "json"])
             #expect(cli.status == 0, "\(cli.stderr)")
             #expect(try JSONParser.parse(Array(cli.stdout.utf8)).object?["rows"] == .array(rows))
 
@@ -71,10 +71,10 @@ import TestSupport
             let counted = try await server.store().scalar("SELECT count(*) FROM postbacks WHERE countable = 1", as: Int.self)
             #expect(total == counted)
         }
-        let table = try countersign(["report", "--database", server.settings.database, "--by", "protocol,day", "--tz", "Europe/Berlin"])
+        let table = try await countersign(["report", "--database", server.settings.database, "--by", "protocol,day", "--tz", "Europe/Berlin"])
         #expect(table.stdout.hasPrefix("protocol"))
         #expect(table.stdout.hasSuffix("(days and weeks in Europe/Berlin)\n"))
-        #expect(try countersign(["report", "--database", server.settings.database, "--by", "nonsense"]).status == 2)
+        #expect(try await countersign(["report", "--database", server.settings.database, "--by", "nonsense"]).status == 2)
     }
 }
 
@@ -146,7 +146,7 @@ import TestSupport
             #expect(json.status == .badRequest && json.json?["error"] == .string("bad_parameter"))
             #expect(try await client.execute(uri: "/v1/conversions/export", method: .get).status == .unauthorized)
         }
-        let cli = try countersign(["export", "--protocol", "aak", "--database", server.settings.database])
+        let cli = try await countersign(["export", "--protocol", "aak", "--database", server.settings.database])
         #expect(cli.status == 0 && cli.stdout == exported.withLock { $0 })
     }
 }
@@ -202,15 +202,15 @@ import TestSupport
             #expect(again.json?["error"] == .string("name_not_found"))
         }
         let database = server.settings.database
-        #expect(try countersign(["names", "set-network", "beta.adattributionkit", "Beta Ads", "--database", database]).status == 0)
-        let table = try countersign(["report", "--database", database, "--by", "ad_network_name,campaign_name"])
+        #expect(try await countersign(["names", "set-network", "beta.adattributionkit", "Beta Ads", "--database", database]).status == 0)
+        let table = try await countersign(["report", "--database", database, "--by", "ad_network_name,campaign_name"])
         #expect(table.stdout.contains("Beta Ads") && table.stdout.contains("=Beta spring"), "\(table.stdout)")
-        let listed = try countersign(["names", "networks", "--database", database, "--format", "csv"])
+        let listed = try await countersign(["names", "networks", "--database", database, "--format", "csv"])
         #expect(listed.stdout.contains("beta.adattributionkit,Beta Ads,given") && listed.stdout.contains("com.apple.ads,Apple Ads,built in"))
-        let wrong = try countersign(["names", "set", "--app", "10738027756", "--ad-network", "beta.adattributionkit", "--level", "campaign", "--digits", "1", "x", "--database", database])
+        let wrong = try await countersign(["names", "set", "--app", "10738027756", "--ad-network", "beta.adattributionkit", "--level", "campaign", "--digits", "1", "x", "--database", database])
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains("--digits: a campaign is named by 2 digits, such as 12"), "\(wrong.stderr)")
-        let badLevel = try countersign(["names", "set", "--app", "1", "--ad-network", "beta.adattributionkit", "--level", "group", "--digits", "1", "x", "--database", database])
+        let badLevel = try await countersign(["names", "set", "--app", "1", "--ad-network", "beta.adattributionkit", "--level", "group", "--digits", "1", "x", "--database", database])
         #expect(badLevel.stderr.contains("--level must be campaign, ad_group, creative"))
     }
 }
@@ -245,7 +245,7 @@ import TestSupport
             let text = String(buffer: json.body)
             #expect(text.contains(#""app":525463029,"currency":"EUR""#) && text.contains(#""revenue_min":149.70"#), "\(text)")
         }
-        let cli = try countersign(["report", "--database", server.settings.database, "--currency", "USD", "--format", "csv"])
+        let cli = try await countersign(["report", "--database", server.settings.database, "--currency", "USD", "--format", "csv"])
         #expect(cli.stdout.split(separator: "\r\n").dropFirst().map { $0.prefix(4) } == ["USD,"], "\(cli.stdout)")
     }
 }

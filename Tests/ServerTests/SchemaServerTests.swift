@@ -132,7 +132,7 @@ import TestSupport
         }
         let before = try await server.rows("SELECT schema_revision, revenue_min FROM postbacks ORDER BY id")
         #expect(try before.map { try $0.get("schema_revision", as: Int.self) } == [1, 1])
-        let result = try countersign(["redecode", "--app", Self.gameApp, "--database", server.settings.database])
+        let result = try await countersign(["redecode", "--app", Self.gameApp, "--database", server.settings.database])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("redecoded 1/1"))
         let after = try await server.rows("SELECT schema_revision, revenue_min FROM postbacks ORDER BY id")
@@ -147,29 +147,29 @@ import TestSupport
 /// The schema commands on files.
 @Suite struct SchemaCLITests {
     @Test(arguments: ["game", "subscription", "shop"])
-    func examplesCheck(name: String) throws {
-        let result = try countersign(["schema", "check", Checkout.root.appendingPathComponent("examples/schemas/\(name).json").path])
+    func examplesCheck(name: String) async throws {
+        let result = try await countersign(["schema", "check", Checkout.root.appendingPathComponent("examples/schemas/\(name).json").path])
         #expect(result.status == 0)
         #expect(result.stdout.contains("ok (") && result.stdout.contains("0 warning(s)"))
     }
 
-    @Test func checkExitsOneWithPathsOnErrors() throws {
+    @Test func checkExitsOneWithPathsOnErrors() async throws {
         let path = Checkout.temporaryDirectory() + "/bad.json"
         try Data(#"{"format": "countersign.conversion-schema/1", "app": "1", "versionz": []}"#.utf8).write(to: URL(fileURLWithPath: path))
-        let result = try countersign(["schema", "check", path])
+        let result = try await countersign(["schema", "check", path])
         #expect(result.status == 1)
         #expect(result.stdout.contains("error: $.versionz: unknown key \"versionz\""))
         #expect(result.stdout.contains("error: $: missing required key \"versions\""))
-        #expect(try countersign(["schema", "check", "/no/such/file"]).status == 2)
+        #expect(try await countersign(["schema", "check", "/no/such/file"]).status == 2)
     }
 
-    @Test func explainValueCoarseAndPostback() throws {
+    @Test func explainValueCoarseAndPostback() async throws {
         let game = Checkout.root.appendingPathComponent("examples/schemas/game.json").path
-        let fine = try countersign(["schema", "explain", game, "--value", "19", "--window", "0", "--at", "2026-11-20T00:00:00Z"])
+        let fine = try await countersign(["schema", "explain", game, "--value", "19", "--window", "0", "--at", "2026-11-20T00:00:00Z"])
         #expect(fine.status == 0)
         let document = try #require(try JSONParser.parse(Array(fine.stdout.utf8)).object)
         #expect(document["revenue"]?.object?["min"] == .number("1.99"))
-        let coarse = try countersign(["schema", "explain", game, "--coarse", "high", "--window", "2", "--type", "re-engagement"])
+        let coarse = try await countersign(["schema", "explain", game, "--coarse", "high", "--window", "2", "--type", "re-engagement"])
         #expect(coarse.status == 0)
         #expect(coarse.stdout.contains("\"purchase\""))
         let postbackPath = Checkout.temporaryDirectory() + "/postback.json"
@@ -177,38 +177,38 @@ import TestSupport
         fields.advertisedItemID = 1108187390
         fields.conversionValue = 63
         try Data(try Mint.aak(fields, key: LiveServer.networkKey, keyID: "network/0")).write(to: URL(fileURLWithPath: postbackPath))
-        let fromPostback = try countersign(["schema", "explain", game, "--postback", postbackPath, "--keys-dir", Checkout.keys])
+        let fromPostback = try await countersign(["schema", "explain", game, "--postback", postbackPath, "--keys-dir", Checkout.keys])
         #expect(fromPostback.status == 0, "\(fromPostback.stderr)")
         #expect(fromPostback.stdout.contains("level_20_reached"))
-        #expect(try countersign(["schema", "explain", game, "--value", "64", "--window", "0"]).status == 2)
+        #expect(try await countersign(["schema", "explain", game, "--value", "64", "--window", "0"]).status == 2)
     }
 
-    @Test func importCSVProducesACheckedSchema() throws {
+    @Test func importCSVProducesACheckedSchema() async throws {
         let csv = Checkout.temporaryDirectory() + "/mapping.csv"
         try Data("value,coarse,window,event,min revenue,max revenue\n0,,0,install,,\n1,,0,purchase,0.99,4.99\n,low,1,retained,,\n".utf8).write(to: URL(fileURLWithPath: csv))
-        let result = try countersign(["schema", "import-csv", csv, "--app", "42"])
+        let result = try await countersign(["schema", "import-csv", csv, "--app", "42"])
         #expect(result.status == 0, "\(result.stderr)")
         let schemaPath = Checkout.temporaryDirectory() + "/schema.json"
         try Data(result.stdout.utf8).write(to: URL(fileURLWithPath: schemaPath))
-        #expect(try countersign(["schema", "check", schemaPath]).status == 0)
+        #expect(try await countersign(["schema", "check", schemaPath]).status == 0)
     }
 }
 
 /// `countersign apikey`.
 @Suite struct APIKeyCLITests {
-    @Test func createListRevoke() throws {
+    @Test func createListRevoke() async throws {
         let database = Checkout.temporaryDirectory() + "/keys.sqlite"
-        let created = try countersign(["apikey", "create", "--name", "analyst", "--database", database])
+        let created = try await countersign(["apikey", "create", "--name", "analyst", "--database", database])
         #expect(created.status == 0)
         let document = try #require(try JSONParser.parse(Array(created.stdout.utf8)).object)
         let key = try #require(document["key"]?.string)
         #expect(key.hasPrefix("cs_"))
-        let listed = try countersign(["apikey", "list", "--database", database])
+        let listed = try await countersign(["apikey", "list", "--database", database])
         #expect(listed.stdout.contains("analyst"))
         #expect(!listed.stdout.contains(key), "the key itself is never listed")
-        let stored = try DatabaseQueue(path: database).read { db in try Data.fetchOne(db, sql: "SELECT key_hash FROM api_keys") }
+        let stored = try await DatabaseQueue(path: database).read { db in try Data.fetchOne(db, sql: "SELECT key_hash FROM api_keys") }
         #expect(stored?.count == 32)
-        #expect(try countersign(["apikey", "revoke", "1", "--database", database]).status == 0)
-        #expect(try countersign(["apikey", "revoke", "1", "--database", database]).status == 1)
+        #expect(try await countersign(["apikey", "revoke", "1", "--database", database]).status == 0)
+        #expect(try await countersign(["apikey", "revoke", "1", "--database", database]).status == 1)
     }
 }

@@ -19,18 +19,18 @@ import TestSupport
         return try #require(try JSONParser.parse(payload).object)
     }
 
-    @Test func aMonthForOneAppIsWhatTheLedgerSays() throws {
+    @Test func aMonthForOneAppIsWhatTheLedgerSays() async throws {
         let directory = Checkout.temporaryDirectory()
         let database = directory + "/trial.sqlite"
-        #expect(try countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
+        #expect(try await countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
         let key = try ECPrivateKey(pem: String(contentsOfFile: directory + "/key/private-key.pem", encoding: .utf8))
         let app: Int64 = 1_108_187_390
-        #expect(try countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
+        #expect(try await countersign(["schema", "upload", Checkout.root.appendingPathComponent("examples/schemas/game.json").path, "--database", database]).status == 0)
         // Far enough back that every window has arrived, so the run and this test see the same postbacks.
         let today = Timestamp.parse(String(Timestamp.format(Date()).prefix(10)))!
         let start = today.addingTimeInterval(-80 * 86_400)
         let startText = String(Timestamp.format(start).prefix(10))
-        let run = try countersign(["simulate", "--start", startText, "--days", "30", "--seed", "3", "--installs-per-day", "20",
+        let run = try await countersign(["simulate", "--start", startText, "--days", "30", "--seed", "3", "--installs-per-day", "20",
                                    "--signing-key", directory + "/key/private-key.pem", "--database", database, "--claims-out", directory + "/claims.csv"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try #require(try JSONParser.parse(Array(run.stdout.utf8)).object)
@@ -51,7 +51,7 @@ import TestSupport
             let day = String(Timestamp.format(sent.arrival.addingTimeInterval(legacy ? -36 * 3600 : -84 * 3600)).prefix(10))
             expected[day, default: 0] += 1
         }
-        let report = try countersign(["report", "--by", "install_day", "--app", String(app), "--from", startText, "--format", "json", "--database", database])
+        let report = try await countersign(["report", "--by", "install_day", "--app", String(app), "--from", startText, "--format", "json", "--database", database])
         #expect(report.status == 0, "\(report.stderr)")
         guard case .array(let rows)? = try JSONParser.parse(Array(report.stdout.utf8)).object?["rows"] else { Issue.record("no rows: \(report.stdout)"); return }
         var reported: [String: Int] = [:]
@@ -62,9 +62,9 @@ import TestSupport
         #expect(reported == expected)
         #expect(reported.count >= 29, "a month of install days: \(reported.count)")
         // The networks' claims import, and the first network claims more than it drove.
-        let imported = try countersign(["spend", "import", directory + "/claims.csv", "--database", database])
+        let imported = try await countersign(["spend", "import", directory + "/claims.csv", "--database", database])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let performance = try countersign(["performance", "--by", "ad_network", "--format", "json", "--database", database])
+        let performance = try await countersign(["performance", "--by", "ad_network", "--format", "json", "--database", database])
         guard case .array(let networks)? = try JSONParser.parse(Array(performance.stdout.utf8)).object?["rows"] else { Issue.record("no performance"); return }
         let over = networks.compactMap(\.object).first { $0["ad_network"]?.string == "example123.skadnetwork" }
         #expect((over?["claimed_installs"]?.wholeNumber ?? 0) > (over?["installs"]?.wholeNumber ?? 0))
@@ -80,7 +80,7 @@ import TestSupport
         #expect(late.count == 0, "\(late.count) postbacks arrive after now, the latest \(late.max().map(Timestamp.format) ?? "")")
     }
 
-    @Test func aTrialSaysWhatIsWrongWithItsOptions() throws {
+    @Test func aTrialSaysWhatIsWrongWithItsOptions() async throws {
         let database = Checkout.temporaryDirectory() + "/trial.sqlite"
         for (arguments, words) in [
             (["--days", "30", "--url", "http://127.0.0.1:1"], "a trial (--days, --start) writes history into --database"),
@@ -89,11 +89,11 @@ import TestSupport
             (["--days", "30", "--campaigns", "1,22"], "--campaigns: 1 is not two digits"),
             (["--days", "30", "--ad-network", "Not A Network"], "--ad-network: Not A Network is not an ad network id"),
         ] {
-            let result = try countersign(["simulate"] + arguments + ["--database", database])
+            let result = try await countersign(["simulate"] + arguments + ["--database", database])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
         }
-        let noApp = try countersign(["simulate", "--days", "30", "--database", database, "--key-out", Checkout.temporaryDirectory()])
+        let noApp = try await countersign(["simulate", "--days", "30", "--database", database, "--key-out", Checkout.temporaryDirectory()])
         #expect(noApp.status == 2)
         #expect(noApp.stderr.contains("--app: name your app"), "\(noApp.stderr)")
     }

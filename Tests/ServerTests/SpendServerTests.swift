@@ -99,13 +99,13 @@ import TestSupport
         #expect(try await server.scalar("SELECT sum(spend_micros) FROM spend", as: Int64.self) == 250_500_000)
     }
 
-    @Test func theCLINamesEveryBadLineAndStoresNothing() throws {
+    @Test func theCLINamesEveryBadLineAndStoresNothing() async throws {
         let directory = Checkout.temporaryDirectory()
         let database = directory + "/spend.sqlite"
         let path = directory + "/bad.csv"
         try Self.file.replacingOccurrences(of: "2026-11-21", with: "2026-13-01").replacingOccurrences(of: ",US,1000", with: ",USA,1000")
             .write(toFile: path, atomically: true, encoding: .utf8)
-        let refused = try countersign(["spend", "import", path, "--database", database])
+        let refused = try await countersign(["spend", "import", path, "--database", database])
         #expect(refused.status == 1)
         let lines = refused.stderr.split(separator: "\n")
         #expect(lines.contains { $0.hasSuffix("line 2, country: must be a two-letter country code, got \"USA\"") }, "\(refused.stderr)")
@@ -113,10 +113,10 @@ import TestSupport
         #expect(lines.last?.contains("was not imported: 2 problems") == true, "\(refused.stderr)")
         let good = directory + "/good.csv"
         try Self.file.write(toFile: good, atomically: true, encoding: .utf8)
-        let imported = try countersign(["spend", "import", good, "--database", database])
+        let imported = try await countersign(["spend", "import", good, "--database", database])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try JSONParser.parse(Array(imported.stdout.utf8)).object?["rows"]?.wholeNumber == 2)
-        let listed = try countersign(["spend", "imports", "--format", "csv", "--database", database])
+        let listed = try await countersign(["spend", "imports", "--format", "csv", "--database", database])
         #expect(listed.stdout.contains("good.csv"))
         #expect(!listed.stdout.contains("bad.csv"))
     }
@@ -167,11 +167,11 @@ import TestSupport
         }
         let path = Checkout.temporaryDirectory() + "/claimed.txt"
         try list.write(toFile: path, atomically: true, encoding: .utf8)
-        let result = try countersign(["reconcile", path, "--ad-network", network, "--format", "csv", "--database", server.settings.database])
+        let result = try await countersign(["reconcile", path, "--ad-network", network, "--format", "csv", "--database", server.settings.database])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",").map(String.init) }
         #expect(Dictionary(uniqueKeysWithValues: lines.map { ($0[0], $0[1]) }) == expected)
-        let missing = try countersign(["reconcile", "/no/such/list", "--database", server.settings.database])
+        let missing = try await countersign(["reconcile", "/no/such/list", "--database", server.settings.database])
         #expect(missing.status == 2)
         #expect(missing.stderr.split(separator: "\n").count == 1)
     }

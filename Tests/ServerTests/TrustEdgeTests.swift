@@ -189,40 +189,40 @@ import TestSupport
 
     /// The database, its WAL, backups and generated keys are the owner's alone (0600, directories 0700) unless
     /// COUNTERSIGN_UMASK says otherwise; a backup onto a symbolic link that points nowhere is refused in one line.
-    @Test func filesAreTheOwnersAloneAndBackupsNeverFollowALink() throws {
+    @Test func filesAreTheOwnersAloneAndBackupsNeverFollowALink() async throws {
         let directory = Checkout.temporaryDirectory()
         let database = directory + "/data/db.sqlite"
-        #expect(try countersign(["apikey", "create", "--name", "x", "--database", database]).status == 0)
+        #expect(try await countersign(["apikey", "create", "--name", "x", "--database", database]).status == 0)
         func mode(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
         #expect(try mode(database) == 0o600)
         #expect(try mode(directory + "/data") == 0o700)
-        let backup = try countersign(["backup", "--database", database, "--to", directory + "/backup.sqlite"])
+        let backup = try await countersign(["backup", "--database", database, "--to", directory + "/backup.sqlite"])
         #expect(backup.status == 0, "\(backup.stderr)")
         #expect(try mode(directory + "/backup.sqlite") == 0o600)
-        let keys = try countersign(["keys", "generate", "--out", directory + "/keys"])
+        let keys = try await countersign(["keys", "generate", "--out", directory + "/keys"])
         #expect(keys.status == 0, "\(keys.stderr)")
         #expect(try mode(directory + "/keys/private-key.pem") == 0o600)
         // The operator may choose otherwise.
         let shared = directory + "/shared.sqlite"
-        #expect(try countersign(["apikey", "create", "--name", "x", "--database", shared], environment: ["COUNTERSIGN_UMASK": "027"]).status == 0)
+        #expect(try await countersign(["apikey", "create", "--name", "x", "--database", shared], environment: ["COUNTERSIGN_UMASK": "027"]).status == 0)
         #expect(try mode(shared) == 0o640)
-        let bad = try countersign(["apikey", "list", "--database", shared], environment: ["COUNTERSIGN_UMASK": "99"])
+        let bad = try await countersign(["apikey", "list", "--database", shared], environment: ["COUNTERSIGN_UMASK": "99"])
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("COUNTERSIGN_UMASK"))
         // A dangling symbolic link is something at the path: refused, in one line, and nothing written through it.
         let link = directory + "/dangling.sqlite"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory + "/nowhere/target.sqlite")
-        let refused = try countersign(["backup", "--database", database, "--to", link])
+        let refused = try await countersign(["backup", "--database", database, "--to", link])
         #expect(refused.status == 2)
         #expect(refused.stderr.split(separator: "\n").count == 1)
         #expect(refused.stderr.contains("exists; choose a new file name"), "\(refused.stderr)")
         // A .partial file left by an earlier backup is never silently replaced.
         #expect(FileManager.default.createFile(atPath: directory + "/again.sqlite.partial", contents: Data("keep".utf8)))
-        let partial = try countersign(["backup", "--database", database, "--to", directory + "/again.sqlite"])
+        let partial = try await countersign(["backup", "--database", database, "--to", directory + "/again.sqlite"])
         #expect(partial.status == 2)
         #expect(partial.stderr.contains("again.sqlite.partial exists"), "\(partial.stderr)")
         #expect(FileManager.default.contents(atPath: directory + "/again.sqlite.partial") == Data("keep".utf8))
-        let missing = try countersign(["backup", "--database", database, "--to", directory + "/no/such/dir/b.sqlite"])
+        let missing = try await countersign(["backup", "--database", database, "--to", directory + "/no/such/dir/b.sqlite"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot write"), "\(missing.stderr)")
     }

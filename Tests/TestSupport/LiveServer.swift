@@ -20,6 +20,8 @@ package struct LiveServer {
         var settings = ServerSettings()
         settings.port = 0
         settings.database = try! engine.freshDatabase()
+        // Durability is not what these tests are about; the tests that kill processes start the built binary.
+        settings.durability = .normal
         settings.allowDevelopment = allowDevelopment
         settings.bodyLimit = bodyLimit
         settings.busyTimeout = busyTimeout

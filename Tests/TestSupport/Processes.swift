@@ -60,8 +60,10 @@ package struct ProcessResult {
     }
 }
 
-/// Runs `executable` with `arguments`, feeding `input` on standard input.
-package func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+/// Runs `executable` with `arguments`, feeding `input` on standard input, and waits for it on a thread of its own (an
+/// in-process server may need every thread of the cooperative pool meanwhile). Input is written and both outputs are
+/// read at the same time, so a child that fills one pipe while another waits never stalls.
+package func runProcess(_ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -73,12 +75,28 @@ package func runProcess(_ executable: String, _ arguments: [String], input: [UIn
     process.standardError = errors
     process.standardInput = standardInput
     try process.run()
-    if let input { standardInput.fileHandleForWriting.write(Data(input)) }
-    try standardInput.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    return await withCheckedContinuation { continuation in
+        let streams = DispatchGroup()
+        let collected = CollectedOutput()
+        DispatchQueue.global().async(group: streams) {
+            if let input { try? standardInput.fileHandleForWriting.write(contentsOf: input) }
+            try? standardInput.fileHandleForWriting.close()
+        }
+        DispatchQueue.global().async(group: streams) { collected.stderr = errors.fileHandleForReading.readDataToEndOfFile() }
+        Thread {
+            collected.stdout = output.fileHandleForReading.readDataToEndOfFile()
+            streams.wait()
+            process.waitUntilExit()
+            continuation.resume(returning: ProcessResult(status: process.terminationStatus, stdout: String(decoding: collected.stdout, as: UTF8.self),
+                                                         stderr: String(decoding: collected.stderr, as: UTF8.self)))
+        }.start()
+    }
+}
+
+/// What a child wrote, filled by the threads that read it before anyone looks.
+private final class CollectedOutput: @unchecked Sendable {
+    var stdout = Data()
+    var stderr = Data()
 }
 
 extension Process {
@@ -96,8 +114,8 @@ extension Process {
 }
 
 /// Runs the built `countersign`.
-package func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
-    try runProcess(Checkout.binary, arguments, input: input, environment: environment)
+package func countersign(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
+    try await runProcess(Checkout.binary, arguments, input: input, environment: environment)
 }
 
 /// A plain TCP connection to a loopback port, for tests that must misbehave the way no HTTP client will

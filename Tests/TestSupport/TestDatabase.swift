@@ -12,25 +12,22 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
     public var description: String { rawValue }
 
-    /// A `--database` value for a new, empty database on this engine: a fresh SQLite file, or a new database on the
-    /// throw-away PostgreSQL server that `scripts/with-postgres` started (`make test` starts it).
+    /// A `--database` value for a new database on this engine: a fresh SQLite file (created when first opened), or a
+    /// new database on the throw-away PostgreSQL server that `scripts/with-postgres` started (`make test` starts it),
+    /// copied from a template migrated once per test run, so it opens already migrated and empty.
     public func freshDatabase() throws -> String {
         switch self {
         case .sqlite:
             return temporaryDirectory() + "/test.sqlite"
         case .postgres:
-            let server = try TestPostgres.server()
-            let name = "cs_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
-            try TestPostgres.run("CREATE DATABASE \(name)", on: server)
-            var database = server
-            database.database = String(name)
-            return TestPostgres.url(database)
+            return try TestPostgres.createDatabase(on: try TestPostgres.server(), template: try TestPostgres.migratedTemplate.get())
         }
     }
 
-    /// Opens a fresh, migrated store on this engine.
+    /// Opens a fresh, migrated store on this engine. SQLite commits without waiting for the disk (`normal`): tests
+    /// whose subject is durability open their stores with settings of their own.
     public func freshStore() throws -> StoreDatabase {
-        try TestStore.open(StoreSettings(location: try DatabaseLocation(try freshDatabase())))
+        try TestStore.open(StoreSettings(location: try DatabaseLocation(try freshDatabase()), durability: .normal))
     }
 }
 
@@ -74,18 +71,84 @@ public enum TestPostgres {
         _ = try connection.simpleQuery(sql).wait()
     }
 
-    /// Runs `pg_ctl` on the test server (`stop -m fast`, `start -w`) as the user that owns it.
-    public static func control(_ arguments: [String]) throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let data = environment["COUNTERSIGN_TEST_POSTGRES_DATA"], let bin = environment["COUNTERSIGN_TEST_POSTGRES_BIN"],
-              let server = try? server(), let socket = server.socketDirectory else { throw Unavailable() }
-        var command = ["\(bin)/pg_ctl", "-D", data, "-l", "\(socket)/server.log"] + arguments
-        if arguments.first == "start" { command += ["-o", "-k \(socket) -c listen_addresses='' -c max_connections=400 -c shared_buffers=128MB"] }
-        if getuid() == 0 { command = ["runuser", "-u", "postgres", "--"] + command }
-        let status = try spawnAndWait(command)
-        guard status == 0 else { throw ControlFailed(arguments: arguments, status: status) }
+    /// Creates a database with a new name on `server` (a copy of `template` when given) and returns its URL.
+    public static func createDatabase(on server: PostgresLocation, template: String? = nil) throws -> String {
+        let name = "cs_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        try run("CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? ""), on: server)
+        var database = server
+        database.database = String(name)
+        return url(database)
     }
 
+    /// A database on the test server migrated to this build's schema and then closed, made once per test process:
+    /// `CREATE DATABASE ... TEMPLATE` copies it in a few milliseconds, where running every migration takes hundreds.
+    static let migratedTemplate = Result<String, any Error> {
+        let url = try createDatabase(on: try TestPostgres.server())
+        _ = try StoreDatabase(migrating: url)
+        return try PostgresLocation(url: url).database
+    }
+}
+
+extension StoreDatabase {
+    /// Opens the store at `url` (which runs its migrations) and closes it again.
+    fileprivate convenience init(migrating url: String) throws {
+        try self.init(settings: StoreSettings(location: try DatabaseLocation(url)))
+        close()
+    }
+}
+
+/// A PostgreSQL server of a test's own, for the tests that stop and start the server under load: initdb into a
+/// temporary directory (as the `postgres` user when run as root, since PostgreSQL refuses root), a Unix socket there
+/// and no TCP port, with PostgreSQL's durable defaults. It is stopped and removed when the value is released.
+public final class PostgresCluster: Sendable {
+    /// The directory that holds the data directory, the socket and the log.
+    public let directory: String
+    /// The server's `postgres` database.
+    public let server: PostgresLocation
+    private let bin: String
+
+    /// Creates and starts the server (the programs come from `COUNTERSIGN_TEST_POSTGRES_BIN`, which
+    /// `scripts/with-postgres` sets).
+    public init() throws {
+        guard let bin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_BIN"] else { throw TestPostgres.Unavailable() }
+        self.bin = bin
+        directory = temporaryDirectory()
+        server = try PostgresLocation(url: "postgres://postgres@localhost:5432/postgres?host=\(directory)")
+        chmod(directory, 0o755)
+        if getuid() == 0 {
+            guard try TestPostgres.spawnAndWait(["chown", "postgres", directory]) == 0 else { throw TestPostgres.ControlFailed(arguments: ["chown"], status: 1) }
+        }
+        try control(["\(bin)/initdb", "-D", directory + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
+        try start()
+    }
+
+    /// Starts the server and waits until it accepts connections.
+    public func start() throws {
+        try control(["\(bin)/pg_ctl", "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60",
+                     "-o", "-k \(directory) -c listen_addresses='' -c max_connections=400 -c shared_buffers=128MB", "start"])
+    }
+
+    /// Stops the server (`pg_ctl stop -m fast`) and waits until it is down.
+    public func stop() throws {
+        try control(["\(bin)/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "stop"])
+    }
+
+    private func control(_ command: [String]) throws {
+        let command = getuid() == 0 ? ["runuser", "-u", "postgres", "--"] + command : command
+        let status = try TestPostgres.spawnAndWait(command)
+        guard status == 0 else { throw TestPostgres.ControlFailed(arguments: command, status: status) }
+    }
+
+    /// Stops the server at once and removes its directory (also done when the value is released).
+    public func remove() {
+        _ = try? control(["\(bin)/pg_ctl", "-D", directory + "/data", "-m", "immediate", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { remove() }
+}
+
+extension TestPostgres {
     /// Runs a command with only /dev/null as its standard streams and no other descriptor of ours, and waits for it.
     /// Foundation's `Process` would hand the server it starts a descriptor that keeps `waitUntilExit` waiting for as
     /// long as the server lives.
@@ -108,7 +171,7 @@ public enum TestPostgres {
         return (status >> 8) & 0xff
     }
 
-    /// `pg_ctl` failed.
+    /// A server program failed.
     public struct ControlFailed: Error {
         public let arguments: [String]
         public let status: Int32
