@@ -13,20 +13,20 @@ enum AAKPostback {
             // Impressions carry it as an integer; accept that reading too.
             sourceIdentifier = String(digits)
         } else {
-            sourceIdentifier = try reader.string("source-identifier")!
+            sourceIdentifier = try reader.string("source-identifier")
         }
         try FieldRules.sourceIdentifier(sourceIdentifier, field: "source-identifier")
-        let conversionType = ConversionType(rawValue: try reader.string("conversion-type")!)
+        let conversionType = ConversionType(rawValue: try reader.string("conversion-type"))
         try FieldRules.conversionType(conversionType)
-        let sequenceIndex = try reader.int64("postback-sequence-index")!
+        let sequenceIndex = try reader.int64("postback-sequence-index")
         try FieldRules.sequenceIndex(sequenceIndex, field: "postback-sequence-index")
-        let postbackID = try reader.string("postback-identifier")!
+        let postbackID = try reader.string("postback-identifier")
         try FieldRules.uuid(postbackID, field: "postback-identifier")
-        let adNetworkID = try reader.string("ad-network-identifier")!
+        let adNetworkID = try reader.string("ad-network-identifier")
         try FieldRules.adNetworkID(adNetworkID, field: "ad-network-identifier")
-        let marketplaceID = try reader.string("marketplace-identifier", required: false)
+        let marketplaceID = try reader.optionalString("marketplace-identifier")
         if let marketplaceID { try FieldRules.printable(marketplaceID, field: "marketplace-identifier") }
-        let impressionType = try reader.string("impression-type")!
+        let impressionType = try reader.string("impression-type")
         try FieldRules.printable(impressionType, field: "impression-type")
         var unsigned = JSONObject()
         for member in outer.members where member.key != "jws-string" {
@@ -39,12 +39,12 @@ enum AAKPostback {
             adNetworkID: adNetworkID,
             sourceIdentifier: sourceIdentifier,
             campaignID: nil,
-            advertisedItemID: try reader.identifier("advertised-item-identifier")!,
+            advertisedItemID: try reader.identifier("advertised-item-identifier"),
             conversionType: conversionType,
             redownload: nil,
-            didWin: try reader.bool("did-win")!,
+            didWin: try reader.bool("did-win"),
             postbackSequenceIndex: Int(sequenceIndex),
-            publisherItemID: try reader.identifier("publisher-item-identifier", required: false),
+            publisherItemID: try reader.optionalIdentifier("publisher-item-identifier"),
             sourceDomain: nil,
             marketplaceID: marketplaceID,
             impressionType: impressionType,
@@ -54,7 +54,7 @@ enum AAKPostback {
         )
         let outerReader = FieldReader(object: outer)
         try FieldRules.unsignedValues(outerReader, into: &postback)
-        if let interaction = try outerReader.string("ad-interaction-type", required: false) {
+        if let interaction = try outerReader.optionalString("ad-interaction-type") {
             let value = InteractionType(rawValue: interaction)
             guard value.kind != nil else {
                 throw FieldProblem(.fieldOutOfRange, field: "ad-interaction-type", "ad-interaction-type must be click or view, got \(FieldRules.quoted(interaction))")

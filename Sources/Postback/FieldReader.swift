@@ -2,19 +2,64 @@ import JWS
 
 /// Typed, checked access to the members of a postback object.
 ///
-/// Each accessor returns nil for an absent optional member and a ``FieldProblem`` for a member of the
-/// wrong type, so every decoder reports `missing_field` and `wrong_type` the same way.
+/// A required member's getter returns its value or throws `missing_field`; an optional member's getter returns nil
+/// when it is absent or null. Both throw `wrong_type` for a member of the wrong type, so every decoder reports them
+/// the same way and none needs a force-unwrap.
 struct FieldReader {
     let object: JSONObject
 
-    func string(_ key: String, required: Bool = true) throws(FieldProblem) -> String? {
-        guard let value = try present(key, required: required) else { return nil }
+    /// A required string member.
+    func string(_ key: String) throws(FieldProblem) -> String { try asString(key, try required(key)) }
+
+    /// An optional string member.
+    func optionalString(_ key: String) throws(FieldProblem) -> String? {
+        guard let value = optional(key) else { return nil }
+        return try asString(key, value)
+    }
+
+    /// A required whole number within 64 bits.
+    func int64(_ key: String) throws(FieldProblem) -> Int64 { try asInt64(key, try required(key)) }
+
+    /// An optional whole number within 64 bits.
+    func optionalInt64(_ key: String) throws(FieldProblem) -> Int64? {
+        guard let value = optional(key) else { return nil }
+        return try asInt64(key, value)
+    }
+
+    /// A required non-negative integer written in plain decimal: `-0` is refused too, so one value has one spelling.
+    func identifier(_ key: String) throws(FieldProblem) -> Int64 { try asIdentifier(key, try required(key)) }
+
+    /// An optional non-negative integer written in plain decimal.
+    func optionalIdentifier(_ key: String) throws(FieldProblem) -> Int64? {
+        guard let value = optional(key) else { return nil }
+        return try asIdentifier(key, value)
+    }
+
+    /// A required `true` or `false`.
+    func bool(_ key: String) throws(FieldProblem) -> Bool { try asBool(key, try required(key)) }
+
+    /// An optional `true` or `false`.
+    func optionalBool(_ key: String) throws(FieldProblem) -> Bool? {
+        guard let value = optional(key) else { return nil }
+        return try asBool(key, value)
+    }
+
+    private func required(_ key: String) throws(FieldProblem) -> JSONValue {
+        guard let value = optional(key) else { throw FieldProblem(.missingField, field: key, "\(key) is required") }
+        return value
+    }
+
+    private func optional(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    private func asString(_ key: String, _ value: JSONValue) throws(FieldProblem) -> String {
         guard let string = value.string else { throw wrongType(key, "a string", value) }
         return string
     }
 
-    func int64(_ key: String, required: Bool = true) throws(FieldProblem) -> Int64? {
-        guard let value = try present(key, required: required) else { return nil }
+    private func asInt64(_ key: String, _ value: JSONValue) throws(FieldProblem) -> Int64 {
         guard case .number = value else { throw wrongType(key, "an integer", value) }
         guard let integer = value.int64 else {
             throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must be a whole number within 64 bits")
@@ -22,27 +67,17 @@ struct FieldReader {
         return integer
     }
 
-    /// A non-negative integer written in plain decimal: `-0` is refused too, so one value has one spelling.
-    func identifier(_ key: String, required: Bool = true) throws(FieldProblem) -> Int64? {
-        guard let value = try int64(key, required: required) else { return nil }
-        guard value >= 0, case .number(let literal)? = object[key], literal.utf8.first != UInt8(ascii: "-") else {
+    private func asIdentifier(_ key: String, _ value: JSONValue) throws(FieldProblem) -> Int64 {
+        let integer = try asInt64(key, value)
+        guard integer >= 0, case .number(let literal) = value, literal.utf8.first != UInt8(ascii: "-") else {
             throw FieldProblem(.fieldOutOfRange, field: key, "\(key) must be a non-negative whole number written in plain decimal")
         }
-        return value
+        return integer
     }
 
-    func bool(_ key: String, required: Bool = true) throws(FieldProblem) -> Bool? {
-        guard let value = try present(key, required: required) else { return nil }
+    private func asBool(_ key: String, _ value: JSONValue) throws(FieldProblem) -> Bool {
         guard let bool = value.bool else { throw wrongType(key, "true or false", value) }
         return bool
-    }
-
-    private func present(_ key: String, required: Bool) throws(FieldProblem) -> JSONValue? {
-        guard let value = object[key], value != .null else {
-            if required { throw FieldProblem(.missingField, field: key, "\(key) is required") }
-            return nil
-        }
-        return value
     }
 
     private func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> FieldProblem {
@@ -142,13 +177,13 @@ enum FieldRules {
 
     /// Reads and checks the unsigned value fields both families carry.
     static func unsignedValues(_ reader: FieldReader, into postback: inout Postback) throws(FieldProblem) {
-        if let fine = try reader.int64("conversion-value", required: false) {
+        if let fine = try reader.optionalInt64("conversion-value") {
             guard (0...63).contains(fine) else {
                 throw FieldProblem(.fieldOutOfRange, field: "conversion-value", "conversion-value must be 0 to 63, got \(fine)")
             }
             postback.conversionValue = Int(fine)
         }
-        if let coarse = try reader.string("coarse-conversion-value", required: false) {
+        if let coarse = try reader.optionalString("coarse-conversion-value") {
             let value = CoarseValue(rawValue: coarse)
             guard value.level != nil else {
                 throw FieldProblem(.fieldOutOfRange, field: "coarse-conversion-value",
@@ -160,7 +195,7 @@ enum FieldRules {
             throw FieldProblem(.conflictingFields, field: "coarse-conversion-value",
                 "a postback carries conversion-value or coarse-conversion-value, never both")
         }
-        if let country = try reader.string("country-code", required: false) {
+        if let country = try reader.optionalString("country-code") {
             guard country.utf8.count == 2, country.utf8.allSatisfy({ isLowercaseLetter($0 | 0x20) }) else {
                 throw FieldProblem(.fieldOutOfRange, field: "country-code", "country-code must be two letters, got \(quoted(country))")
             }

@@ -69,7 +69,7 @@ public struct PostbackVerifier: Sendable {
     private func verifyAAK(_ outer: JSONObject) -> VerificationResult {
         let jwsText: String
         do {
-            jwsText = try FieldReader(object: outer).string("jws-string")!
+            jwsText = try FieldReader(object: outer).string("jws-string")
         } catch {
             return .invalid(error, family: .aak)
         }
@@ -120,7 +120,9 @@ public struct PostbackVerifier: Sendable {
         do {
             signed = try SKANPostback.signedString(object, version: version)
             postback = try SKANPostback.decode(object, version: version, signedFieldNames: signed.fields)
-            signatureText = try FieldReader(object: object).string("attribution-signature", required: version != .v1_0)
+            let reader = FieldReader(object: object)
+            // SKAdNetwork 1.0 postbacks may come without a signature; every later version signs.
+            signatureText = version == .v1_0 ? try reader.optionalString("attribution-signature") : try reader.string("attribution-signature")
         } catch {
             return .invalid(error, family: .skan)
         }

@@ -55,7 +55,7 @@ enum SKANPostback {
 
     /// The version a body declares: `version`, or 1.0 when it has none.
     static func declaredVersion(_ object: JSONObject) throws(FieldProblem) -> String {
-        try FieldReader(object: object).string("version", required: false) ?? SKANVersion.v1_0.rawValue
+        try FieldReader(object: object).optionalString("version") ?? SKANVersion.v1_0.rawValue
     }
 
     /// The bytes Apple signed, and the names of the fields in them.
@@ -90,7 +90,7 @@ enum SKANPostback {
     private static func component(_ object: JSONObject, _ key: String) throws(FieldProblem) -> [UInt8] {
         let reader = FieldReader(object: object)
         if stringFields.contains(key) {
-            let text = try reader.string(key)!
+            let text = try reader.string(key)
             switch key {
             case "ad-network-id": try FieldRules.adNetworkID(text, field: key)
             case "source-identifier": try FieldRules.sourceIdentifier(text, field: key)
@@ -100,8 +100,8 @@ enum SKANPostback {
             }
             return Array(text.utf8)
         }
-        if booleanFields.contains(key) { return Array((try reader.bool(key)! ? "true" : "false").utf8) }
-        let number = try reader.identifier(key)!
+        if booleanFields.contains(key) { return Array((try reader.bool(key) ? "true" : "false").utf8) }
+        let number = try reader.identifier(key)
         switch key {
         case "fidelity-type":
             guard number <= 1 else { throw FieldProblem(.fieldOutOfRange, field: key, "fidelity-type must be 0 or 1, got \(number)") }
@@ -126,33 +126,33 @@ enum SKANPostback {
         var sourceIdentifier: String?
         var campaignID: Int64?
         if version == .v4_0 {
-            sourceIdentifier = try signedReader.string("source-identifier")!
+            sourceIdentifier = try signedReader.string("source-identifier")
         } else {
-            campaignID = try signedReader.identifier("campaign-id")!
+            campaignID = try signedReader.identifier("campaign-id")
         }
         var sequenceIndex: Int64 = 0
         if version == .v4_0 {
-            sequenceIndex = try signedReader.int64("postback-sequence-index")!
+            sequenceIndex = try signedReader.int64("postback-sequence-index")
         }
-        let redownload = try signedReader.bool("redownload", required: false)
-        let transactionID = try signedReader.string("transaction-id")!
+        let redownload = try signedReader.optionalBool("redownload")
+        let transactionID = try signedReader.string("transaction-id")
         var postback = Postback(
             family: .skan,
             version: version.rawValue,
             postbackID: transactionID,
-            adNetworkID: try signedReader.string("ad-network-id")!,
+            adNetworkID: try signedReader.string("ad-network-id"),
             sourceIdentifier: sourceIdentifier,
             campaignID: campaignID,
-            advertisedItemID: try signedReader.identifier("app-id")!,
+            advertisedItemID: try signedReader.identifier("app-id"),
             conversionType: ConversionType(redownload == true ? .redownload : .download),
             redownload: redownload,
-            didWin: try signedReader.bool("did-win", required: false) ?? true,
+            didWin: try signedReader.optionalBool("did-win") ?? true,
             postbackSequenceIndex: Int(sequenceIndex),
-            publisherItemID: try signedReader.identifier("source-app-id", required: false),
-            sourceDomain: try signedReader.string("source-domain", required: false),
+            publisherItemID: try signedReader.optionalIdentifier("source-app-id"),
+            sourceDomain: try signedReader.optionalString("source-domain"),
             marketplaceID: nil,
             impressionType: nil,
-            fidelityType: try signedReader.int64("fidelity-type", required: false).map { Int($0) },
+            fidelityType: try signedReader.optionalInt64("fidelity-type").map { Int($0) },
             signedFields: signed,
             unsignedFields: unsigned
         )
@@ -172,35 +172,35 @@ enum SKANPostback {
             throw FieldProblem(.fieldOutOfRange, field: "version", "version must be a version number such as 4.0, got \(FieldRules.quoted(version))")
         }
         let reader = FieldReader(object: object)
-        let transactionID = try reader.string("transaction-id")!
+        let transactionID = try reader.string("transaction-id")
         try FieldRules.printable(transactionID, field: "transaction-id")
-        let adNetworkID = try reader.string("ad-network-id")!
+        let adNetworkID = try reader.string("ad-network-id")
         try FieldRules.adNetworkID(adNetworkID, field: "ad-network-id")
         func text(_ key: String) -> String? {
-            guard let value = (try? reader.string(key, required: false)) ?? nil, (try? FieldRules.printable(value, field: key)) != nil else { return nil }
+            guard let value = (try? reader.optionalString(key)) ?? nil, (try? FieldRules.printable(value, field: key)) != nil else { return nil }
             return value
         }
-        let sequenceIndex = (try? reader.int64("postback-sequence-index", required: false)) ?? nil
+        let sequenceIndex = (try? reader.optionalInt64("postback-sequence-index")) ?? nil
         var unsigned = JSONObject()
         for member in object.members where member.key != "attribution-signature" { unsigned.members.append(member) }
-        let redownload = (try? reader.bool("redownload", required: false)) ?? nil
+        let redownload = (try? reader.optionalBool("redownload")) ?? nil
         return Postback(
             family: .skan,
             version: version,
             postbackID: transactionID,
             adNetworkID: adNetworkID,
             sourceIdentifier: text("source-identifier").flatMap { (try? FieldRules.sourceIdentifier($0, field: "source-identifier")) != nil ? $0 : nil },
-            campaignID: (try? reader.identifier("campaign-id", required: false)) ?? nil,
-            advertisedItemID: ((try? reader.identifier("app-id", required: false)) ?? nil) ?? 0,
+            campaignID: (try? reader.optionalIdentifier("campaign-id")) ?? nil,
+            advertisedItemID: ((try? reader.optionalIdentifier("app-id")) ?? nil) ?? 0,
             conversionType: ConversionType(redownload == true ? .redownload : .download),
             redownload: redownload,
-            didWin: ((try? reader.bool("did-win", required: false)) ?? nil) ?? true,
+            didWin: ((try? reader.optionalBool("did-win")) ?? nil) ?? true,
             postbackSequenceIndex: Int(sequenceIndex.map { min(max($0, 0), 2) } ?? 0),
-            publisherItemID: (try? reader.identifier("source-app-id", required: false)) ?? nil,
+            publisherItemID: (try? reader.optionalIdentifier("source-app-id")) ?? nil,
             sourceDomain: text("source-domain"),
             marketplaceID: nil,
             impressionType: nil,
-            fidelityType: ((try? reader.int64("fidelity-type", required: false)) ?? nil).map { Int(min(max($0, 0), 1)) },
+            fidelityType: ((try? reader.optionalInt64("fidelity-type")) ?? nil).map { Int(min(max($0, 0), 1)) },
             signedFields: JSONObject(),
             unsignedFields: unsigned
         )
