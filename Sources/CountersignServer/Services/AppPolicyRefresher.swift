@@ -21,9 +21,8 @@ final class AppPolicyRefresher: Service, Sendable {
     let base: TrustPolicy
     private let current: Mutex<[AppID: TrustPolicy.AppRule]?>
     private let domains: Mutex<[AppID: String]>
-    /// A round now rather than at the next interval: a change came through this receiver.
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    /// Starts rounds: every `interval`, and at once after a change through this receiver.
+    private let wakeups = Wakeups()
     private let recounted: Counter
 
     /// Reads the registry now, so no postback is judged before it is known.
@@ -35,7 +34,6 @@ final class AppPolicyRefresher: Service, Sendable {
         self.logger = logger
         current = Mutex(try await store.apps.rules())
         domains = Mutex(try await store.apps.copyDomains())
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The policy in force: the server's settings with the registry's rules.
@@ -62,30 +60,24 @@ final class AppPolicyRefresher: Service, Sendable {
     /// postbacks under the new rules (in the background: the request does not wait for it).
     func registryChanged() async throws {
         try await refresh()
-        wake.yield()
+        wakeups.wake()
     }
 
     func run() async throws {
         // Graceful shutdown cancels the rounds; that is their normal end, not a failure.
-        try? await cancelWhenGracefulShutdown { [self] in
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { [self] in
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(interval))
-                        wake.yield()
-                    }
-                }
-                try await rounds()
-            }
-        }
+        try? await cancelWhenGracefulShutdown { [self] in try await rounds() }
     }
 
     /// A round at start, then one each time the timer or a change wakes it; ends when cancelled.
     private func rounds() async throws {
         var roundsToRecount = 1
         var countedWith = current.withLock { $0 }
-        var iterator = wakes.makeAsyncIterator()
-        repeat {
+        var first = true
+        try await wakeups.run(every: interval) {
+            if !first {
+                do { try await refresh() } catch { logger.error("cannot read the app registry", metadata: ["error": "\(error)"]) }
+            }
+            first = false
             try Task.checkCancellation()
             let rules = current.withLock { $0 }
             if rules != countedWith {
@@ -102,8 +94,7 @@ final class AppPolicyRefresher: Service, Sendable {
                     logger.error("cannot apply the app registry's rules to stored postbacks", metadata: ["error": "\(error)"])
                 }
             }
-            guard await iterator.next() != nil else { return }
-            do { try await refresh() } catch { logger.error("cannot read the app registry", metadata: ["error": "\(error)"]) }
-        } while true
+            return true
+        }
     }
 }

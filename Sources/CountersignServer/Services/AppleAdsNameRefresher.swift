@@ -31,20 +31,22 @@ final class AppleAdsNameRefresher: Service, Sendable {
 
     func run() async throws {
         var backoff = configuration.initialBackoff
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+        await PeriodicRounds.run { () async -> Duration in
             var wait = configuration.interval
             do throws(AppleAdsNameClient.Failure) {
                 try await round()
                 backoff = configuration.initialBackoff
-            } catch .retryLater(let after) {
-                wait = after ?? backoff
-                backoff = min(backoff * 2, configuration.maximumBackoff)
-                logger.warning("Apple Ads asked to wait; names are read again later", metadata: ["seconds": "\(wait)"])
-            } catch .refused(let reason) {
-                logger.error("Apple Ads names cannot be read", metadata: ["reason": "\(reason)"])
+            } catch {
+                switch error {
+                case .retryLater(let after):
+                    wait = after ?? backoff
+                    backoff = min(backoff * 2, configuration.maximumBackoff)
+                    logger.warning("Apple Ads asked to wait; names are read again later", metadata: ["seconds": "\(wait)"])
+                case .refused(let reason):
+                    logger.error("Apple Ads names cannot be read", metadata: ["reason": "\(reason)"])
+                }
             }
-            let pause = wait
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(pause)) }
+            return .seconds(wait)
         }
     }
 

@@ -28,10 +28,9 @@ final class MemoryTrimmer: Service, Sendable {
     }
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: interval) }
-            guard !Task.isShuttingDownGracefully, !Task.isCancelled else { break }
+        await PeriodicRounds.run(pausingFirst: interval) {
             await round()
+            return interval
         }
     }
 

@@ -36,7 +36,7 @@ final class RetentionPruner: Service, Sendable {
     }
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+        await PeriodicRounds.run {
             do {
                 let (rejected, unverifiable) = try await round()
                 if rejected + unverifiable > 0 {
@@ -45,7 +45,7 @@ final class RetentionPruner: Service, Sendable {
             } catch {
                 logger.error("cannot prune rejected receipts or unverifiable postbacks", metadata: ["error": "\(error)"])
             }
-            try? await cancelWhenGracefulShutdown { [interval] in try await Task.sleep(for: .seconds(interval)) }
+            return .seconds(interval)
         }
     }
 

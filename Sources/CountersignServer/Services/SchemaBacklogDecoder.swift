@@ -13,8 +13,7 @@ final class SchemaBacklogDecoder: Service, Sendable {
     let store: StoreDatabase
     let interval: Double
     let logger: Logger
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let wakeups = Wakeups()
     private let decoded: Counter
 
     /// Creates the service; nothing runs until ``run()``.
@@ -23,29 +22,20 @@ final class SchemaBacklogDecoder: Service, Sendable {
         decoded = Counter(label: "countersign_backlog_decoded_postbacks_total", factory: metrics)
         self.interval = interval
         self.logger = logger
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Starts a round now: a schema was uploaded through this receiver.
     func schemaUploaded() {
-        wake.yield()
+        wakeups.wake()
     }
 
     func run() async throws {
         // Graceful shutdown cancels the rounds; what is decoded is committed batch by batch, the rest waits.
         try? await cancelWhenGracefulShutdown { [self] in
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { [self] in
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(interval))
-                        wake.yield()
-                    }
-                }
-                var iterator = wakes.makeAsyncIterator()
-                var done: [AppID: Int] = [:]
-                repeat {
-                    try await round(done: &done)
-                } while await iterator.next() != nil
+            var done: [AppID: Int] = [:]
+            try await wakeups.run(every: interval) {
+                try await round(done: &done)
+                return true
             }
         }
     }

@@ -10,7 +10,7 @@ import Synchronization
 
 /// Exchanges queued AdServices tokens with Apple's attribution API, by Apple's rules (``RetryPolicy``).
 ///
-/// Jobs live in SQLite, so they survive restarts. Each attempt first claims its job with a lease, so one token is never
+/// Jobs live in the database (SQLite or PostgreSQL), so they survive restarts. Each attempt first claims its job with a lease, so one token is never
 /// exchanged twice at once, and the record is stored in the same transaction that closes the job.
 final class TokenExchangeRunner: Service, Sendable {
     /// Where Apple's API is and how the exchange is paced.

@@ -20,8 +20,8 @@ final class SQLiteEngine: DatabaseEngine {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             // A checkpoint copies the log into the file inside the commit that crosses this many pages, so the batch
             // committing then (and every request waiting for the next) waits for it: 200 pages instead of SQLite's
-            // 1,000 make those waits a fifth as long (p99 at a fixed rate of half the maximum 9.4 -> 7.2 ms, at 64
-            // connections 17.3 -> 14.6 ms; throughput -4%, docs/performance.md).
+            // 1,000 make those waits a fifth as long (p99 at 64 connections 17.5 -> 15 ms, for about 4% of the rate;
+            // docs/performance.md, "Settings chosen by measurement").
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)")
         }
         let directory = (path as NSString).deletingLastPathComponent
