@@ -249,3 +249,23 @@ import TestSupport
         #expect(cli.stdout.split(separator: "\r\n").dropFirst().map { $0.prefix(4) } == ["USD,"], "\(cli.stdout)")
     }
 }
+
+/// Issue 49, finding 7: every day of every month is a date the API takes (the OpenAPI patterns allowed the 1st to the
+/// 28th only), and a day that does not exist is refused.
+@Suite struct ReportDateTests {
+    @Test func everyRealDayIsAcceptedAndNoOtherIs() async throws {
+        let server = LiveServer()
+        let key = try await server.store().apiKeys.create(name: "analyst").key
+        let auth: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await server.run { client in
+            for (from, to) in [("2026-11-29", "2026-11-30"), ("2026-12-31", "2027-01-01"), ("2028-02-29", "2028-03-01"), ("2026-01-30", "2026-01-31T23:00")] {
+                let response = try await client.execute(uri: "/v1/reports?by=day&from=\(from)&to=\(to)", method: .get, headers: auth)
+                #expect(response.status == .ok, "\(from)..\(to): \(String(buffer: response.body))")
+            }
+            for day in ["2026-02-29", "2026-11-31", "2026-04-31"] {
+                let response = try await client.execute(uri: "/v1/reports?by=day&from=\(day)", method: .get, headers: auth)
+                #expect(response.status == .badRequest, "\(day): \(String(buffer: response.body))")
+            }
+        }
+    }
+}
