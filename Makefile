@@ -30,7 +30,7 @@ run: build
 # docs/cli.md run as written, and docs/openapi.yaml held against a live server. It prints each stage's time; the last
 # line is Swift Testing's closing line for the whole run (CI reads it). On a built tree it takes about 4 minutes here.
 test: test-deps
-	scripts/test
+	SWIFT=$(SWIFT) scripts/test
 
 # The long fuzz run: every parser target for FUZZ_SECONDS (default 600) each.
 fuzz: build

@@ -123,8 +123,10 @@ import TestSupport
             guard case .stored = try await store.schemas.put(app: app, document: try ExampleSchema.document("shop")) else {
                 throw KeyError("schema not stored")
             }
-            // 400 postbacks decode in 16 transactions of 25, each followed by a pause for the writer's other callers.
-            let backlog = Task { try await store.ledger.decodeBacklog(app: app) }
+            // 400 postbacks decode in 16 transactions of 25 (the backlog's batch), each followed by a pause for the
+            // writer's other callers: longer than the backlog's own, so the test sees a pause whatever the machine's speed.
+            let pace = WritePace(batch: PostbackLedger.backlogPace.batch, idleRatio: 10)
+            let backlog = Task { try await store.ledger.decodeBacklog(app: app, pace: pace) }
             let begun = try await eventually(within: 60) { try await store.ledger.waitingForDecoding(app: app) < 400 }
             #expect(begun, "the backlog did not begin")
             #expect(try await writer.submit(intake(try aak("during"))) == .stored)

@@ -14,7 +14,7 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
     /// A `--database` value for a new database on this engine: a fresh SQLite file (created when first opened), or a
     /// new database on the throw-away PostgreSQL server that `scripts/with-postgres` started (`make test` starts it),
-    /// copied from a template migrated once per test run, so it opens already migrated and empty.
+    /// copied from a template migrated once per test process, so it opens already migrated and empty.
     public func freshDatabase() throws -> String {
         switch self {
         case .sqlite:
@@ -112,7 +112,13 @@ public final class PostgresCluster: Sendable {
     public init() throws {
         guard let bin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_BIN"] else { throw TestPostgres.Unavailable() }
         self.bin = bin
-        directory = temporaryDirectory()
+        // Beside the shared server when there is one, so `scripts/with-postgres` stops it too if this process dies.
+        if let shared = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_DATA"] {
+            directory = URL(fileURLWithPath: shared).deletingLastPathComponent().appendingPathComponent("clusters/" + UUID().uuidString.prefix(8)).path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } else {
+            directory = temporaryDirectory()
+        }
         server = try PostgresLocation(url: "postgres://postgres@localhost:5432/postgres?host=\(directory)")
         chmod(directory, 0o755)
         if getuid() == 0 {
