@@ -38,8 +38,10 @@ let package = Package(
         .target(name: "Postback", dependencies: ["JWS"], swiftSettings: strict),
         .target(name: "PostbackMint", dependencies: ["JWS", "Postback"], swiftSettings: strict),
         .target(name: "AdServices", dependencies: ["JWS"], swiftSettings: strict),
-        .target(name: "ConversionSchema", dependencies: ["Postback", "JWS"], swiftSettings: strict),
-        .target(name: "Spend", dependencies: ["Postback", "JWS"], swiftSettings: strict),
+        // The one CSV reader: spend, rate and claim files, reconciliation lists, MMP schema tables.
+        .target(name: "CSV", swiftSettings: strict),
+        .target(name: "ConversionSchema", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
+        .target(name: "Spend", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
         .target(
             name: "Store",
             dependencies: [
@@ -61,7 +63,7 @@ let package = Package(
         .target(
             name: "CountersignServer",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "CMalloc",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "CSV", "CMalloc",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,3 +1,4 @@
+import CSV
 import JWS
 import Postback
 
@@ -17,8 +18,8 @@ public enum CSVImport {
 
     /// Builds a schema document for `app` in `currency`, effective from `effectiveFrom` (ISO 8601 text).
     public static func schemaDocument(csv: String, app: AppID, currency: String, effectiveFrom: String) throws(Problem) -> JSONValue {
-        let rows = parse(csv)
-        guard let header = rows.first else { throw Problem(line: 1, message: "the file is empty") }
+        let rows = try records(csv)
+        guard let header = rows.first?.fields else { throw Problem(line: 1, message: "the file is empty") }
         let names = header.map { $0.lowercased().trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: " ") }
         func column(_ candidates: [String]) -> Int? { names.firstIndex { candidates.contains($0) } }
         let valueColumn = column(["value", "conversion value", "fine", "fine value"])
@@ -32,8 +33,8 @@ public enum CSVImport {
 
         // class -> window -> ("fine"|"coarse") -> key -> [events]
         var classes: [String: [Int: [String: [(key: String, events: [JSONValue])]]]] = [:]
-        for (offset, row) in rows.dropFirst().enumerated() {
-            let line = offset + 2
+        for record in rows.dropFirst() {
+            let (line, row) = (record.line, record.fields)
             if row.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { continue }
             func cell(_ index: Int?) -> String {
                 guard let index, index < row.count else { return "" }
@@ -117,34 +118,15 @@ public enum CSVImport {
         number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
     }
 
-    /// RFC 4180-style rows: commas, double-quoted fields with `""` escapes, CRLF or LF.
-    static func parse(_ text: String) -> [[String]] {
-        var rows: [[String]] = []
-        var row: [String] = []
-        var field = ""
-        var quoted = false
-        var iterator = Array(text).makeIterator()
-        var pending: Character? = iterator.next()
-        while let character = pending {
-            pending = iterator.next()
-            if quoted {
-                if character == "\"" {
-                    if pending == "\"" { field.append("\""); pending = iterator.next() } else { quoted = false }
-                } else {
-                    field.append(character)
-                }
-                continue
-            }
-            switch character {
-            case "\"": quoted = true
-            case ",": row.append(field); field = ""
-            case "\n", "\r\n", "\r":
-                row.append(field); field = ""
-                rows.append(row); row = []
-            default: field.append(character)
-            }
+    /// Every record of the table, read by ``CSVReader``.
+    static func records(_ text: String) throws(Problem) -> [CSVReader.Record] {
+        var reader = CSVReader(Array(text.utf8))
+        var records: [CSVReader.Record] = []
+        do {
+            while let record = try reader.next() { records.append(record) }
+        } catch {
+            throw Problem(line: error.line, message: error.message)
         }
-        if !field.isEmpty || !row.isEmpty { row.append(field); rows.append(row) }
-        return rows
+        return records
     }
 }

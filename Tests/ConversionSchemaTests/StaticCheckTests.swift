@@ -136,4 +136,20 @@ import JWS
         #expect(one.revenue?.max == 4.99)
         #expect(throws: CSVImport.Problem.self) { try CSVImport.schemaDocument(csv: "value,window,event\n99,0,x", app: 1, currency: "USD", effectiveFrom: "2026-01-01") }
     }
+
+    /// The table is read by the one CSV reader the spend files use: a quoted field keeps its commas and quotes, and a
+    /// problem names the line the record starts on, counting the lines inside quotes.
+    @Test func anMMPTableIsReadAsEveryOtherCSV() throws {
+        let csv = "value,window,event\r\n0,0,\"install, first \"\"open\"\"\"\r\n\r\n1,0,purchase\n"
+        let document = try CSVImport.schemaDocument(csv: csv, app: 42, currency: "USD", effectiveFrom: "2026-01-01T00:00:00Z")
+        let schema = try #require(SchemaReader.check(Array(document.serialized.utf8)).schema)
+        let zero = try SchemaDecoder.decode(schema, conversionClass: .install, window: 0, fine: 0, coarse: nil, sourceIdentifier: nil, at: Timestamp("2026-02-01T00:00:00Z")).get()
+        #expect(zero.events.map(\.name) == ["install, first \"open\""])
+        do {
+            _ = try CSVImport.schemaDocument(csv: "value,window,event\n0,0,\"a\nb\"\n9,0,x\"y", app: 1, currency: "USD", effectiveFrom: "2026-01-01")
+            Issue.record("a quote inside an unquoted field was read")
+        } catch {
+            #expect(error.line == 4 && error.message.contains("quote"), "\(error)")
+        }
+    }
 }

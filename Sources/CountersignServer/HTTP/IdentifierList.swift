@@ -1,3 +1,4 @@
+import CSV
 import Hummingbird
 import JWS
 import Spend
