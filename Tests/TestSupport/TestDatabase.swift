@@ -250,8 +250,3 @@ public enum RefusingTrigger {
         try db.execute(db.dialect == .sqlite ? "DROP TRIGGER refuse_\(table)" : "DROP TRIGGER refuse_\(table) ON \(table)")
     }
 }
-
-extension Duration {
-    /// The duration in seconds, for rates that tests print.
-    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
