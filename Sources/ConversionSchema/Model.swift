@@ -127,6 +127,13 @@ public struct RevenueRange: Sendable, Equatable {
     public var max: Double
     public var currency: String
 
+    /// A range from `min` to `max` in `currency`.
+    public init(min: Double, max: Double, currency: String) {
+        self.min = min
+        self.max = max
+        self.currency = currency
+    }
+
     /// The middle of the range, the usual point estimate.
     public var midpoint: Double { (min + max) / 2 }
 }

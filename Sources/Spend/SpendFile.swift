@@ -126,6 +126,12 @@ public struct SpendFileProblems: Error, Sendable, Equatable, CustomStringConvert
     /// How many problems there are in all.
     public let total: Int
 
+    /// The first `problems` of `total`.
+    public init(problems: [CSVProblem], total: Int) {
+        self.problems = problems
+        self.total = total
+    }
+
     public var description: String {
         let shown = problems.prefix(10).map(\.description).joined(separator: "; ")
         return "\(total) problem\(total == 1 ? "" : "s"): \(shown)" + (total > 10 ? "; ..." : "")
@@ -261,11 +267,12 @@ public enum SpendFile {
     }
 
     /// A day written `YYYY-MM-DD` (or `YYYY/MM/DD`, or a time after it), as `YYYY-MM-DD`; nil when it is no date.
-    static func day(_ text: String) -> String? {
+    public static func day(_ text: String) -> String? {
         let head = String(text.prefix(10)).replacingOccurrences(of: "/", with: "-")
         guard text.count == 10 || text.dropFirst(10).first == "T" || text.dropFirst(10).first == " ", Timestamp.parse(head) != nil else { return nil }
         return head
     }
 
-    static func quoted(_ text: String) -> String { "\"" + String(text.prefix(40)) + (text.count > 40 ? "…" : "") + "\"" }
+    /// `text` quoted for a message, cut after 40 characters.
+    public static func quoted(_ text: String) -> String { "\"" + String(text.prefix(40)) + (text.count > 40 ? "…" : "") + "\"" }
 }

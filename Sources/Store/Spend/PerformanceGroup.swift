@@ -1,5 +1,6 @@
 import Foundation
 import JWS
+import Spend
 
 /// One row of the performance report while it is added up: counts, and money per currency in whole millionths (as
 /// `Decimal`, exact, also once converted at a rate).

@@ -261,31 +261,6 @@ public struct PerformanceReader: Sendable {
     }
 }
 
-/// Converts amounts into the reporting currency with the user's daily rates: the rate of the amount's day, else the
-/// latest earlier one of the same pair, else the inverse of the opposite pair; and remembers which it used.
-struct CurrencyConverter: Sendable {
-    let target: String?
-    /// Rates by "FROM>TO", oldest first.
-    private let byPair: [String: [ExchangeRate]]
-
-    init(target: String?, rates: [ExchangeRate]) {
-        self.target = target
-        byPair = Dictionary(grouping: rates) { "\($0.from)>\($0.to)" }.mapValues { $0.sorted { $0.day < $1.day } }
-    }
-
-    /// The rate from `currency` into the target on `day`, and how to name it; nil when none is known.
-    func rate(from currency: String, on day: String) -> (rate: Decimal, label: String)? {
-        guard let target, currency != target else { return (1, "") }
-        if let rate = byPair["\(currency)>\(target)"]?.last(where: { $0.day <= day }) {
-            return (rate.rate, "\(currency)>\(target) \(rate.rate) (\(rate.day))")
-        }
-        if let rate = byPair["\(target)>\(currency)"]?.last(where: { $0.day <= day }) {
-            return (1 / rate.rate, "\(currency)>\(target) 1/\(rate.rate) (\(rate.day))")
-        }
-        return nil
-    }
-}
-
 extension SQLCells {
     /// The row's cells as values: a row of the performance report's grouped reads is a few dozen numbers and short
     /// texts, made into values one row at a time.
