@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "CSV", swiftSettings: strict),
         .target(name: "ConversionSchema", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
         .target(name: "Spend", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
+        // Checking an app's Info.plist (or Expo config) for the attribution keys.
+        .target(name: "AppSetup", dependencies: ["JWS"], swiftSettings: strict),
         // Designing a schema from the developer's own revenue: optimal ranges, and how well a schema tells revenue.
         .target(name: "SchemaDesign", dependencies: ["ConversionSchema", "Spend", "CSV", "Postback", "JWS"], swiftSettings: strict),
         .target(
@@ -85,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "CountersignCLI",
             dependencies: [
-                "CountersignServer", "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "SchemaDesign",
+                "CountersignServer", "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "SchemaDesign", "AppSetup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -117,6 +119,7 @@ let package = Package(
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),
+        .testTarget(name: "AppSetupTests", dependencies: ["AppSetup", "JWS", "PostbackMint"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "SchemaDesignTests", dependencies: ["SchemaDesign", "ConversionSchema", "Spend", "JWS", "Postback", "PostbackMint"], swiftSettings: strict),
         .testTarget(name: "AdServicesTests", dependencies: ["AdServices", "JWS"], swiftSettings: strict),
         .target(
