@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
+        // The encoder apps add, in its own package so it carries none of the above.
+        .package(path: "Packages/CountersignEncoder"),
     ],
     targets: [
         .systemLibrary(
@@ -45,7 +47,9 @@ let package = Package(
         // Checking an app's Info.plist (or Expo config) for the attribution keys.
         .target(name: "AppSetup", dependencies: ["JWS"], swiftSettings: strict),
         // Designing a schema from the developer's own revenue: optimal ranges, and how well a schema tells revenue.
-        .target(name: "SchemaDesign", dependencies: ["ConversionSchema", "Spend", "CSV", "Postback", "JWS"], swiftSettings: strict),
+        // The encoder package's sources are linked into EncoderSources, so `schema codegen` writes the same code apps add.
+        .target(name: "SchemaDesign", dependencies: ["ConversionSchema", "Spend", "CSV", "Postback", "JWS", .product(name: "CountersignEncoder", package: "CountersignEncoder")],
+                resources: [.embedInCode("EncoderSources/EncodingSchema.swift.txt"), .embedInCode("EncoderSources/UserProgress.swift.txt"), .embedInCode("EncoderSources/ConversionUpdate.swift.txt"), .embedInCode("EncoderSources/ConversionEncoder.swift.txt"), .embedInCode("EncoderSources/ConversionReporter.swift.txt"), .embedInCode("EncoderSources/AppleConversionUpdater.swift.txt")], swiftSettings: strict),
         .target(
             name: "Store",
             dependencies: [
@@ -88,6 +92,7 @@ let package = Package(
             name: "CountersignCLI",
             dependencies: [
                 "CountersignServer", "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "SchemaDesign", "AppSetup",
+                .product(name: "CountersignEncoder", package: "CountersignEncoder"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -120,7 +125,8 @@ let package = Package(
         .testTarget(name: "PostbackTests", dependencies: ["Postback", "PostbackMint", "JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ConversionSchemaTests", dependencies: ["ConversionSchema", "Postback", "PostbackMint", "JWS"], swiftSettings: strict),
         .testTarget(name: "AppSetupTests", dependencies: ["AppSetup", "JWS", "PostbackMint"], resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "SchemaDesignTests", dependencies: ["SchemaDesign", "ConversionSchema", "Spend", "JWS", "Postback", "PostbackMint"], swiftSettings: strict),
+        .testTarget(name: "EncoderTests", dependencies: ["SchemaDesign", "ConversionSchema", "Postback", "PostbackMint", "JWS", .product(name: "CountersignEncoder", package: "CountersignEncoder")], swiftSettings: strict),
+        .testTarget(name: "SchemaDesignTests", dependencies: ["SchemaDesign", "ConversionSchema", "Spend", "JWS", "Postback", "PostbackMint", .product(name: "CountersignEncoder", package: "CountersignEncoder")], swiftSettings: strict),
         .testTarget(name: "AdServicesTests", dependencies: ["AdServices", "JWS"], swiftSettings: strict),
         .target(
             name: "TestSupport",
@@ -148,7 +154,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "CountersignServer", "CountersignCLI", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport",
+                "CountersignServer", "CountersignCLI", "Postback", "PostbackMint", "Store", "JWS", "AdServices", "Spend", "TestSupport", "SchemaDesign", "ConversionSchema",
+                .product(name: "CountersignEncoder", package: "CountersignEncoder"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

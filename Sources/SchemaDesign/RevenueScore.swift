@@ -1,26 +1,32 @@
-/// How well one window's values tell the users' true revenue: per value, how many users take it, their true mean and
-/// what it decodes to; overall, true against decoded revenue per user and per paying user.
+import CountersignEncoder
+
+/// How well one window's values tell the users' true revenue: each user gets the value an app's encoder would set for
+/// their revenue (``ConversionEncoder/choose(_:_:)``, with every event the values name taken as done, since revenue
+/// is what is scored), which decodes to its range's middle; per value, how many users take it and their true mean;
+/// overall, true against decoded revenue per user and per paying user.
 public struct RevenueScore: Sendable, Equatable {
     /// One value's figures.
     public struct Row: Sendable, Equatable {
-        public var rung: RevenueLadder.Rung
+        /// `0`-`63`, or `low`, `medium`, `high`.
+        public var value: String
+        /// The value's revenue range; nil without revenue.
+        public var revenue: EncodingSchema.Revenue?
         public var users: Int
         /// The users' true revenue, summed.
         public var trueRevenue: Double
         /// The sum over its users of |true revenue − decoded revenue|.
         public var absoluteError: Double
 
+        /// What the value decodes to: its range's middle, 0 without revenue.
+        public var decoded: Double { revenue?.midpoint ?? 0 }
         /// Mean true revenue of the value's users.
         public var trueMean: Double { users == 0 ? 0 : trueRevenue / Double(users) }
         /// Mean |true − decoded| of the value's users.
         public var meanAbsoluteError: Double { users == 0 ? 0 : absoluteError / Double(users) }
     }
 
-    /// The window (0, 1, 2).
-    public var window: Int
-    /// Whether these are coarse values.
-    public var coarse: Bool
-    /// Values in ladder order (the zero value first), each with at least one user or a range.
+    /// One row per distinct revenue range (its lowest value, which the encoder picks among equals) and the lowest value
+    /// without revenue, in value order.
     public var rows: [Row]
     public var users: Int
     public var payingUsers: Int
@@ -29,42 +35,39 @@ public struct RevenueScore: Sendable, Equatable {
     /// Decoded revenue of the paying users alone.
     public var decodedPayingRevenue: Double
 
-    /// Scores `ladder` against the users' revenue in millionths.
-    public init(ladder: RevenueLadder, revenue micros: [Int64], window: Int, coarse: Bool) {
-        var rows = (ladder.zero.map { [$0] } ?? []) + ladder.ranges
-        var position: [String: Int] = [:]
-        for (index, rung) in rows.enumerated() { position[rung.value] = index }
-        var counts = [Int](repeating: 0, count: rows.count)
-        var sums = [Double](repeating: 0, count: rows.count)
-        var errors = [Double](repeating: 0, count: rows.count)
+    /// Scores `rules` (one window's fine or coarse values) against the users' revenue in millionths.
+    public init<Value: Comparable & Sendable & Codable>(rules all: [EncodingSchema.Rule<Value>], revenue micros: [Int64], label: (Value) -> String) {
+        var rules: [EncodingSchema.Rule<Value>] = []
+        for rule in all.sorted(by: { $0.value < $1.value }) where !rules.contains(where: { $0.revenue == rule.revenue }) {
+            rules.append(EncodingSchema.Rule(value: rule.value, events: rule.events.filter { $0.revenue == true }, revenue: rule.revenue))
+        }
+        var rows = rules.map { Row(value: label($0.value), revenue: $0.revenue, users: 0, trueRevenue: 0, absoluteError: 0) }
+        let index = Dictionary(rules.enumerated().map { (label($1.value), $0) }) { first, _ in first }
         var (paying, total, decodedTotal, decodedPaying) = (0, 0.0, 0.0, 0.0)
+        // Users with the same revenue get the same value: each distinct amount is encoded once.
+        var chosen: [Int64: Int] = [:]
         for amount in micros {
             let revenue = Double(amount) / 1_000_000
-            let rung = ladder.pick(revenue)
-            let index: Int
-            if let known = position[rung.value] {
-                index = known
+            let position: Int
+            if let known = chosen[amount] {
+                position = known
             } else {
-                index = rows.count
-                position[rung.value] = index
-                rows.append(rung)
-                counts.append(0)
-                sums.append(0)
-                errors.append(0)
+                guard let rule = ConversionEncoder.choose(rules, UserProgress(revenue: revenue, hoursSinceConversion: 0)), let found = index[label(rule.value)] else { continue }
+                position = found
+                chosen[amount] = found
             }
-            counts[index] += 1
-            sums[index] += revenue
-            errors[index] += abs(revenue - rung.decoded)
+            let decoded = rows[position].decoded
+            rows[position].users += 1
+            rows[position].trueRevenue += revenue
+            rows[position].absoluteError += abs(revenue - decoded)
             total += revenue
-            decodedTotal += rung.decoded
+            decodedTotal += decoded
             if amount > 0 {
                 paying += 1
-                decodedPaying += rung.decoded
+                decodedPaying += decoded
             }
         }
-        self.rows = rows.indices.map { Row(rung: rows[$0], users: counts[$0], trueRevenue: sums[$0], absoluteError: errors[$0]) }
-        self.window = window
-        self.coarse = coarse
+        self.rows = rows
         users = micros.count
         payingUsers = paying
         trueRevenue = total

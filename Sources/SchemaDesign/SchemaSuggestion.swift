@@ -37,7 +37,7 @@ public enum SchemaSuggestion {
     }
 
     /// The paying users' revenue in `micros` as whole cents, rounded down (so a range's bounds place each user as
-    /// ``RevenueLadder`` does), at least one, ascending.
+    /// the encoder does), at least one, ascending.
     public static func cents(_ micros: [Int64]) -> [Int64] {
         micros.filter { $0 > 0 }.map { Swift.max(1, $0 / 10_000) }.sorted()
     }

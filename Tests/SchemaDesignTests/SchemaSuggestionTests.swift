@@ -1,4 +1,5 @@
 import ConversionSchema
+import CountersignEncoder
 import Foundation
 import JWS
 import PostbackMint
@@ -39,8 +40,8 @@ import Testing
         let options = SchemaSuggestion.Options(app: "1108187390", effectiveFrom: "2026-12-01T00:00:00Z", fineRanges: 12, minimumUsers: 8)
         let schema = try Self.checked(SchemaSuggestion.document(for: history, options: options))
         let at = try #require(schema.versions.last?.effectiveFrom)
-        let ladder = try #require(RevenueLadder(schema, window: 0, coarse: false, at: at))
-        let score = RevenueScore(ladder: ladder, revenue: history.revenue[0], window: 0, coarse: false)
+        let windows = try #require(EncodingSchemaCompiler.compile(schema).version(at: at)?.install)
+        let score = RevenueScore(rules: windows[0].fine, revenue: history.revenue[0], label: { String($0) })
         // Independently: each user's value by scanning every fine value's decoded range, then the decoder's middle.
         var decoded = 0.0
         var perValue: [Int: Int] = [:]
@@ -60,10 +61,10 @@ import Testing
         }
         #expect(abs(score.decodedRevenue - decoded) < 1e-6)
         #expect(score.users == 2_000 && score.payingUsers == history.revenue[0].count { $0 > 0 })
-        for row in score.rows { #expect(perValue[Int(row.rung.value)!] == row.users, "value \(row.rung.value)") }
+        for row in score.rows { #expect(perValue[Int(row.value) ?? -1, default: 0] == row.users, "value \(row.value)") }
         #expect(score.rows.dropFirst().allSatisfy { $0.users >= 8 }, "every paying value stands for at least --min-users users")
         #expect(abs(score.decodedRevenue / score.trueRevenue - 1) < 0.05, "optimal ranges decode total revenue closely")
-        for window in 0..<3 { #expect(RevenueLadder(schema, window: window, coarse: true, at: at)?.ranges.count == 2) }
+        for window in windows { #expect(window.coarse.filter { $0.revenue != nil }.count == 2, "medium and high are revenue ranges") }
     }
 
     @Test func aBaseSchemaGetsANewVersionWithItsRevenueFieldReplaced() throws {

@@ -10,7 +10,7 @@ struct SchemaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
         abstract: "Check, upload and compare conversion-value schemas, explain what a value means, import MMP mapping tables.",
-        subcommands: [Check.self, Upload.self, List.self, History.self, Diff.self, Explain.self, ImportCSV.self, Suggest.self, Score.self]
+        subcommands: [Check.self, Upload.self, List.self, History.self, Diff.self, Explain.self, ImportCSV.self, Suggest.self, Score.self, Codegen.self]
     )
 
     /// Reads and checks a schema file; usage errors for unreadable files, exit 1 with the errors when it does not check.

@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import ConversionSchema
+import CountersignEncoder
 import Foundation
 import JWS
 import Postback
@@ -126,6 +127,54 @@ extension SchemaCommand {
     }
 }
 
+extension SchemaCommand {
+    /// `countersign schema codegen --swift`: the schema and the encoder as one Swift file an app compiles.
+    struct Codegen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write one dependency-free Swift file that sets an app's conversion values by its schema.",
+            discussion: """
+            The file holds the encoder (the same code as Packages/CountersignEncoder) and the schema as a literal, EncodingSchema.app<APP>.
+            See docs/app-integration.md. Examples:
+              countersign schema codegen --swift examples/schemas/game.json --output ConversionSchema.swift
+              countersign schema codegen --swift --app 1108187390 --output ConversionSchema.swift
+            """
+        )
+
+        @Flag(help: "Write Swift (the one language so far).") var swift = false
+        @Argument(help: "The schema file (or give --app).") var file: String?
+        @Option(help: "The app whose current revision to use, from the database.") var app: AppID?
+        @Option(help: "Write here instead of standard output.") var output: String?
+        @OptionGroup var database: DatabaseOption
+
+        func validate() throws {
+            guard swift else { throw ValidationError("give --swift: Swift is the language codegen writes") }
+            guard (file == nil) != (app == nil) else { throw ValidationError("give a schema FILE or --app APP") }
+        }
+
+        func run() async throws {
+            let compiled: EncodingSchema
+            if let file {
+                compiled = EncodingSchemaCompiler.compile(try SchemaCommand.load(file))
+            } else if let app {
+                let store = try database.open()
+                defer { store.close() }
+                guard let current = try await store.schemas.document(app: app), let schema = SchemaReader.check(Array(current.document.utf8)).schema else {
+                    throw CLIFailure.usage("app \(app) has no schema; upload one with countersign schema upload FILE")
+                }
+                compiled = EncodingSchemaCompiler.compile(schema, revision: current.revision)
+            } else {
+                throw CLIFailure.usage("give a schema FILE or --app APP")
+            }
+            let text = SwiftCodegen.file(for: compiled)
+            if let output {
+                guard FileManager.default.createFile(atPath: output, contents: Data(text.utf8)) else { throw CLIFailure.usage("cannot write \(output); check the path") }
+            } else {
+                print(text, terminator: "")
+            }
+        }
+    }
+}
+
 /// Where exchange rates for a revenue file come from: `--rates FILE`, else the rates imported into the database.
 struct RateOptions: ParsableArguments {
     @Option(help: "Exchange rates (date,from,to,rate), for amounts in other currencies (default: those imported with spend rates).") var rates: String?
@@ -156,25 +205,30 @@ struct RateOptions: ParsableArguments {
 enum SchemaScoreTable {
     static func table(_ schema: ConversionSchema, history: RevenueHistory, at time: Date) -> ReportTable {
         var rows: [[JSONValue]] = []
-        let windows = [(0, false)] + history.revenue.indices.map { ($0, true) }
-        for (window, coarse) in windows {
-            guard let ladder = RevenueLadder(schema, window: window, coarse: coarse, at: time) else { continue }
-            let score = RevenueScore(ladder: ladder, revenue: history.revenue[window], window: window, coarse: coarse)
+        guard let version = EncodingSchemaCompiler.compile(schema).version(at: time), let windows = version.install else {
+            return ReportTable(columns: columns, rows: [])
+        }
+        for (window, coarse) in [(0, false)] + windows.indices.map({ ($0, true) }) {
+            let score = coarse ? RevenueScore(rules: windows[window].coarse, revenue: history.revenue[window], label: \.rawValue)
+                : RevenueScore(rules: windows[window].fine, revenue: history.revenue[window], label: { String($0) })
+            guard !score.rows.isEmpty else { continue }
             let kind: JSONValue = .string(coarse ? "coarse" : "fine")
             for row in score.rows {
-                rows.append([.number(String(window)), kind, .string(row.rung.value), .number(String(row.users)),
-                             row.rung.revenue.map { money($0.min) } ?? .null, row.rung.revenue.map { money($0.max) } ?? .null,
-                             money(row.trueMean), money(row.rung.decoded), money(row.meanAbsoluteError)])
+                rows.append([.number(String(window)), kind, .string(row.value), .number(String(row.users)),
+                             row.revenue.map { money($0.min) } ?? .null, row.revenue.map { money($0.max) } ?? .null,
+                             money(row.trueMean), money(row.decoded), money(row.meanAbsoluteError)])
             }
             let paying = Double(max(score.payingUsers, 1))
+            let everyone = Double(max(score.users, 1))
             rows.append([.number(String(window)), kind, .string("all users"), .number(String(score.users)), .null, .null,
-                         money(score.trueRevenue / Double(max(score.users, 1))), money(score.decodedRevenue / Double(max(score.users, 1))),
-                         money(score.absoluteError / Double(max(score.users, 1)))])
+                         money(score.trueRevenue / everyone), money(score.decodedRevenue / everyone), money(score.absoluteError / everyone)])
             rows.append([.number(String(window)), kind, .string("paying users"), .number(String(score.payingUsers)), .null, .null,
                          money(score.trueRevenue / paying), money(score.decodedPayingRevenue / paying), .null])
         }
-        return ReportTable(columns: ["window", "values", "value", "users", "min", "max", "true_mean", "decoded", "mean_abs_error"], rows: rows)
+        return ReportTable(columns: columns, rows: rows)
     }
+
+    static let columns = ["window", "values", "value", "users", "min", "max", "true_mean", "decoded", "mean_abs_error"]
 
     /// An amount with two decimals.
     private static func money(_ amount: Double) -> JSONValue { .number(String(format: "%.2f", amount)) }
