@@ -71,7 +71,8 @@ let package = Package(
         .target(
             name: "CountersignServer",
             dependencies: [
-                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "CSV", "CMalloc",
+                "JWS", "Postback", "PostbackMint", "Store", "ConversionSchema", "AdServices", "Spend", "CSV", "CMalloc", "SchemaDesign",
+                .product(name: "CountersignEncoder", package: "CountersignEncoder"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

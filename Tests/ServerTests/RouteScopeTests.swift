@@ -34,6 +34,7 @@ import TestSupport
         "GET /v1/intake": .read,
         "GET /v1/postbacks/{identifier}": .read,
         "GET /v1/schemas/{app}": .read,
+        "GET /v1/schemas/{app}/published": .encoder,
         "PUT /v1/schemas/{app}": .schemas,
         "GET /v1/ad-networks": .read,
         "PUT /v1/ad-networks/{network}": .schemas,
@@ -132,7 +133,8 @@ import TestSupport
                 // The canonical spelling: no key is 401, a key without the scope 403, a key with it reaches the route.
                 #expect(try await gate(path, nil).0 == .unauthorized, "\(route) without a key")
                 for (scope, key) in keys.sorted(by: { $0.key < $1.key }) {
-                    let expected: Gate = scope == needed || scope == .admin ? .passed : .insufficientScope
+                    // Admin has every scope; read includes encoder (the published schemas).
+                    let expected: Gate = scope == needed || scope == .admin || (scope == .read && needed == .encoder) ? .passed : .insufficientScope
                     #expect(try await gate(path, key).0 == expected, "\(route) with a \(scope.rawValue) key")
                 }
                 #expect(try await gate(path, limited).0 == (needed == .schemas ? .passed : .insufficientScope), "\(route) with an app's schemas key")

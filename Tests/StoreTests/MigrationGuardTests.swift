@@ -33,7 +33,8 @@ import TestSupport
         ("v20-setup-health", "20bb1f64d8d727e2d5474a79053fbe2fdaf98aebf8a4b620c7b6b4827bd50b29"),
         ("v21-exact-revenue-mid", "3e4d15855ac124d90aab398be80da244c50da11a37dfcb6649723875629fff39"),
         ("v22-schema-catalogue-version", "8faf3b498ac5d27c3feeda1e2e7017810ba007bf901296ebe27848b06e22dcbf"),
-        ("v23-spend-staged-imports", "700ff5a4d3742ec643fe589904bcfa65662d6235b69e5135c411f8bfc386d111"),
+        ("v23-spend-staged-imports", "19d869e6415978b9fd8d1ddfb8c1289e8f8e5bdc5d37a6b8157411a1a71dd56e"),
+        ("v24-public-schema", "d23a756b2b8bd4df9059487dc7b5f0ee1bdb9e9cf6c2e04fbc09635484d2acca"),
     ]
     static let postgresChecksums: [(String, String)] = [
         ("v1-countersign", "8e7ae6a4be2d69347cfdd1435f7af5d62c28e6a7681ddc220a5efed440083778"),
@@ -54,6 +55,7 @@ import TestSupport
         ("v16-rollup-follow-planned-once", "edeeaeecfb34b37f9117a0532b65cccafd19282147a9de04cc3d2d59193656d8"),
         ("v17-ingest-batch-procedure", "6e53345178b9e20c041849705bc02cb76233e8cfc3f85bac9b18947a225799b1"),
         ("v18-spend-staged-imports", "10b25392d574e634ec2f7f2f3cb767826dd2cbe8a3e4963db95e5abf50a50e79"),
+        ("v19-public-schema", "5ede7d56240dd078e7555b0cf33fa8f59b1daf852fab5da860c4cf696e037341"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.
@@ -61,7 +63,8 @@ import TestSupport
         let source = try String(contentsOf: checkoutRoot.appendingPathComponent("Sources/Store/Migrations/SQLiteMigrations.swift"), encoding: .utf8)
         let marker = "migrator.registerMigration(\""
         var blocks = source.components(separatedBy: marker).dropFirst().map { $0 }
-        guard let last = blocks.last, let end = last.range(of: "        return migrator") else { throw KeyError("no migrations found") }
+        // The last block ends where the others do, before the indentation of what follows it.
+        guard let last = blocks.last, let end = last.range(of: "return migrator") else { throw KeyError("no migrations found") }
         blocks[blocks.count - 1] = String(last[..<end.lowerBound])
         return blocks.map { block in (String(block.prefix { $0 != "\"" }), marker + block) }
     }

@@ -65,7 +65,7 @@ struct APIKeyCommand: AsyncParsableCommand {
             """
         )
         @Option(help: "Who or what the key is for.") var name: String
-        @Option(help: "Comma-separated scopes: read, schemas, admin, metrics (default read,schemas).") var scope: String?
+        @Option(help: "Comma-separated scopes: read, schemas, admin, metrics, encoder (default read,schemas).") var scope: String?
         @Option(help: "Limit the key to this app (repeatable; default every app).") var app: [AppID] = []
         @OptionGroup var database: DatabaseOption
 

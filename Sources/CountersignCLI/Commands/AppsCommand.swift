@@ -27,13 +27,15 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "The app's revenue currency (ISO 4217); a schema in another currency is refused.") var currency: String?
         @Option(name: .customLong("time-zone"), help: "The IANA time zone of the app's report days when a report names the app and no zone.") var timeZone: String?
         @Option(name: .customLong("copy-domain"), help: "The domain the app's Info.plist names for developer copies, such as example.com (docs/setup.md).") var copyDomain: String?
+        @Flag(name: .customLong("public-schema"), help: "Let anyone read the app's published schema, GET /v1/schemas/APP/published, without a key (docs/app-integration.md).")
+        var publicSchema = false
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
             let store = try database.open(create: true)
             defer { store.close() }
             let entry = AppRegistry.Entry(app: app, name: name, adNetworks: adNetworks, allowDevelopment: allowDevelopment,
-                                          currency: currency?.uppercased(), timeZone: timeZone, copyDomain: copyDomain)
+                                          currency: currency?.uppercased(), timeZone: timeZone, copyDomain: copyDomain, publicSchema: publicSchema)
             do { try await store.apps.set(entry) } catch let problem as AppRegistry.Problem {
                 throw CLIFailure.usage("--\(problem.field.replacingOccurrences(of: "_", with: "-")): \(problem.message)")
             }

@@ -49,11 +49,11 @@ enum AppRoutes {
     }
 
     /// The body `{"name": ..., "ad_networks": [...], "allow_development": bool, "currency": "EUR", "time_zone": "Europe/Berlin",
-    /// "copy_domain": "example.com"}`.
+    /// "copy_domain": "example.com", "public_schema": false}`.
     static func entry(app: AppID, body: [UInt8]) throws -> AppRegistry.Entry {
-        let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin", "copy_domain": "example.com"}"#
+        let usage = #"the body must be a JSON object such as {"name": "Game", "ad_networks": ["example123.skadnetwork"], "allow_development": false, "currency": "USD", "time_zone": "Europe/Berlin", "copy_domain": "example.com", "public_schema": false}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
-        let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone", "copy_domain"]
+        let known: Set<String> = ["name", "ad_networks", "allow_development", "currency", "time_zone", "copy_domain", "public_schema"]
         for member in object.members where !known.contains(member.key) {
             throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
         }
@@ -74,7 +74,12 @@ enum AppRoutes {
         guard development == nil || development == .null || development?.bool != nil else {
             throw APIError(.badRequest, .badParameter, "allow_development: must be true or false")
         }
+        let publicSchema = object["public_schema"]
+        guard publicSchema == nil || publicSchema == .null || publicSchema?.bool != nil else {
+            throw APIError(.badRequest, .badParameter, "public_schema: must be true or false")
+        }
         return AppRegistry.Entry(app: app, name: name, adNetworks: networks, allowDevelopment: development?.bool ?? false,
-                                 currency: try optionalText("currency"), timeZone: try optionalText("time_zone"), copyDomain: try optionalText("copy_domain"))
+                                 currency: try optionalText("currency"), timeZone: try optionalText("time_zone"), copyDomain: try optionalText("copy_domain"),
+                                 publicSchema: publicSchema?.bool ?? false)
     }
 }

@@ -60,6 +60,8 @@ struct PrivateAPI {
     let schemas: RouterGroup<AppRequestContext>
     /// Routes that administer the installation (the app registry, forwarding to partners).
     let admin: RouterGroup<AppRequestContext>
+    /// The published schema of one app: open to all when the app says so, else to keys with the encoder scope.
+    let published: RouterGroup<AppRequestContext>
 
     /// The groups under `/v1` of `router`, each checking its scope with keys from `store`.
     init(router: Router<AppRequestContext>, store: StoreDatabase) {
@@ -67,5 +69,6 @@ struct PrivateAPI {
         read = v1.group().add(middleware: RequireScope(scope: .read, store: store))
         schemas = v1.group().add(middleware: RequireScope(scope: .schemas, store: store))
         admin = v1.group().add(middleware: RequireScope(scope: .admin, store: store))
+        published = v1.group().add(middleware: PublishedSchemaAccess(store: store))
     }
 }

@@ -12,12 +12,15 @@ public enum APIScope: String, Sendable, CaseIterable, Comparable {
     case admin
     /// Read `/metrics` when the server protects it (`--metrics-require-key`).
     case metrics
+    /// Read apps' published schemas (`GET /v1/schemas/{app}/published`) and nothing else: for app builds and the ad
+    /// networks that bid on an advertiser's schema. `read` includes it.
+    case encoder
 
     /// What `apikey create` grants unless told otherwise: reading and uploading schemas, not administration.
     public static let defaults: Set<APIScope> = [.read, .schemas]
 
     public static func < (left: APIScope, right: APIScope) -> Bool {
-        allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+        (allCases.firstIndex(of: left) ?? 0) < (allCases.firstIndex(of: right) ?? 0)
     }
 }
 
@@ -30,8 +33,10 @@ public struct APIKeyGrant: Sendable, Equatable {
     /// The key's id (names need not be unique): what its heavy requests are counted against.
     public var id: Int64? = nil
 
-    /// Whether the key has `scope` (admin has every scope).
-    public func allows(_ scope: APIScope) -> Bool { scopes.contains(.admin) || scopes.contains(scope) }
+    /// Whether the key has `scope` (admin has every scope, read includes encoder).
+    public func allows(_ scope: APIScope) -> Bool {
+        scopes.contains(.admin) || scopes.contains(scope) || (scope == .encoder && scopes.contains(.read))
+    }
 
     /// Whether the key may see `app` (always, when it is limited to no apps).
     public func covers(app: AppID) -> Bool { apps?.contains(app) ?? true }

@@ -767,6 +767,10 @@ enum PostgresMigrations {
             JOIN spend_current c ON c.day = s.day AND c.app = s.app AND c.ad_network_id = s.ad_network_id AND c.import_id = s.import_id
             LEFT JOIN apps a ON a.app = s.app;
             """),
+        // Whether an app's published schema is readable without a key (as SQLite's v24). Frozen text.
+        ("v19-public-schema", """
+            ALTER TABLE apps ADD COLUMN public_schema integer NOT NULL DEFAULT 0;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

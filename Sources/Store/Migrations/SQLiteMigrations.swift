@@ -875,6 +875,13 @@ enum SQLiteMigrations {
                 LEFT JOIN apps a ON a.app = s.app;
                 """)
         }
+        migrator.registerMigration("v24-public-schema") { db in
+            // Whether an app's published schema (GET /v1/schemas/{app}/published) is readable without a key (issue 47).
+            // Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE apps ADD COLUMN public_schema INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

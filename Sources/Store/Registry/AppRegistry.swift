@@ -22,10 +22,12 @@ public struct AppRegistry: Sendable {
         /// The registrable domain the app's Info.plist names for developer copies (`example.com`), so copies arriving
         /// there are told from a network's postbacks (docs/setup.md).
         public var copyDomain: String?
+        /// Whether the app's published schema (the encoder's form) is readable without a key.
+        public var publicSchema: Bool
         public var updatedAt: String
 
         public init(app: AppID, name: String, adNetworks: [String] = [], allowDevelopment: Bool = false, currency: String? = nil,
-                    timeZone: String? = nil, copyDomain: String? = nil, updatedAt: String = "") {
+                    timeZone: String? = nil, copyDomain: String? = nil, publicSchema: Bool = false, updatedAt: String = "") {
             self.app = app
             self.name = name
             self.adNetworks = adNetworks
@@ -33,6 +35,7 @@ public struct AppRegistry: Sendable {
             self.currency = currency
             self.timeZone = timeZone
             self.copyDomain = copyDomain
+            self.publicSchema = publicSchema
             self.updatedAt = updatedAt
         }
 
@@ -45,6 +48,7 @@ public struct AppRegistry: Sendable {
                 JSONMember(key: "currency", value: currency.map { .string($0) } ?? .null),
                 JSONMember(key: "time_zone", value: timeZone.map { .string($0) } ?? .null),
                 JSONMember(key: "copy_domain", value: copyDomain.map { .string($0) } ?? .null),
+                JSONMember(key: "public_schema", value: .bool(publicSchema)),
                 JSONMember(key: "updated_at", value: .string(updatedAt)),
             ])
         }
@@ -83,12 +87,13 @@ public struct AppRegistry: Sendable {
         let now = Timestamp.format(Date())
         try await engine.write { db in
             _ = try db.execute("""
-                INSERT INTO apps (app, name, ad_networks, allow_development, currency, time_zone, copy_domain, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO apps (app, name, ad_networks, allow_development, currency, time_zone, copy_domain, public_schema, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app) DO UPDATE SET name = excluded.name, ad_networks = excluded.ad_networks,
                     allow_development = excluded.allow_development, currency = excluded.currency, time_zone = excluded.time_zone,
-                    copy_domain = excluded.copy_domain, updated_at = excluded.updated_at
+                    copy_domain = excluded.copy_domain, public_schema = excluded.public_schema, updated_at = excluded.updated_at
                 """, [entry.app, entry.name, entry.adNetworks.isEmpty ? nil : entry.adNetworks.joined(separator: ","), entry.allowDevelopment,
-                      entry.currency, entry.timeZone, entry.copyDomain, now])
+                      entry.currency, entry.timeZone, entry.copyDomain, entry.publicSchema, now])
             if let zone = entry.timeZone { try TimeZoneOffsets.ensure(db, zone: zone) }
         }
     }
@@ -101,11 +106,12 @@ public struct AppRegistry: Sendable {
     /// Every registered app, by id.
     public func list() async throws -> [Entry] {
         try await engine.read { db in
-            try db.rows("SELECT app, name, ad_networks, allow_development, currency, time_zone, copy_domain, updated_at FROM apps ORDER BY app", []).map { row in
+            try db.rows("SELECT app, name, ad_networks, allow_development, currency, time_zone, copy_domain, public_schema, updated_at FROM apps ORDER BY app", []).map { row in
                 Entry(app: try row.get("app"), name: try row.get("name"),
                       adNetworks: (try row.get("ad_networks", as: String?.self))?.split(separator: ",").map(String.init) ?? [],
                       allowDevelopment: try row.get("allow_development", as: Bool.self), currency: try row.get("currency"),
-                      timeZone: try row.get("time_zone"), copyDomain: try row.get("copy_domain"), updatedAt: try row.get("updated_at"))
+                      timeZone: try row.get("time_zone"), copyDomain: try row.get("copy_domain"), publicSchema: try row.get("public_schema", as: Bool.self),
+                      updatedAt: try row.get("updated_at"))
             }
         }
     }
@@ -143,6 +149,11 @@ public struct AppRegistry: Sendable {
             (1...63).contains(label.utf8.count) && label.utf8.first != UInt8(ascii: "-") && label.utf8.last != UInt8(ascii: "-")
                 && label.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
         }
+    }
+
+    /// Whether `app`'s published schema is readable without a key.
+    public func hasPublicSchema(app: AppID) async throws -> Bool {
+        try await engine.read { db in try db.value("SELECT public_schema FROM apps WHERE app = ?", [app], as: Bool.self) } ?? false
     }
 
     /// The registered time zone of `app`, if any.
