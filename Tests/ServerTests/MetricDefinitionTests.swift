@@ -98,6 +98,13 @@ import TestSupport
             #expect(help.contains("\(name): \(Self.flat(definition))"), "apps status --help: \(name)")
             #expect(document.contains("\(name): { ") && document.contains(Self.flat(definition)) || document.contains("\(name): \(Self.flat(definition))"), "openapi: \(name)")
         }
+        // What the postbacks say about an app's encoder (issue 47, item 5): a row with when it shows, then its cause.
+        for kind in EncoderHealth.Kind.allCases {
+            names.append(kind.rawValue)
+            #expect(setup.contains("| `\(kind.rawValue)` | ") && setup.contains(" | \(kind.cause) |"), "docs/setup.md: \(kind.rawValue)")
+            #expect(help.contains("\(kind.rawValue): \(Self.flat(kind.cause))"), "apps status --help: \(kind.rawValue)")
+            #expect(document.contains(kind.rawValue), "openapi: \(kind.rawValue)")
+        }
         let status = try #require(setup.range(of: "## Is it working?"))
         #expect(Set(Self.defined(setup[status.lowerBound...])) == Set(names))
     }

@@ -88,6 +88,9 @@ struct AppsCommand: AsyncParsableCommand {
             Developer copies, one line per app:
             \(SetupStatus.DeveloperCopies.allCases.map { "  \($0.rawValue): \($0.definition)" }.joined(separator: "\n"))
 
+            What the stored postbacks say about the app's encoder (encoder in JSON; one line per symptom in the table):
+            \(EncoderHealth.Kind.allCases.map { "  \($0.rawValue): \($0.cause)" }.joined(separator: "\n"))
+
             Example: countersign apps status --app 1108187390 --days 7
             """
         )
@@ -101,15 +104,19 @@ struct AppsCommand: AsyncParsableCommand {
             guard (1...400).contains(days) else { throw CLIFailure.usage("--days must be 1 to 400") }
             let store = try database.open()
             defer { store.close() }
-            let (table, apps) = try await store.setupStatus.report(app: app, since: Date().addingTimeInterval(-Double(days - 1) * 86_400))
-            let summary = JSONMember(key: "apps", value: .array(apps.map(\.json)))
+            let since = Date().addingTimeInterval(-Double(days - 1) * 86_400)
+            let (table, apps) = try await store.setupStatus.report(app: app, since: since)
+            let encoder = try await store.setupStatus.encoder(app: app, since: since)
+            let extra = [JSONMember(key: "apps", value: .array(apps.map(\.json))), JSONMember(key: "encoder", value: encoder.symptomsJSON),
+                         JSONMember(key: "encoder_days", value: encoder.daysJSON)]
             switch output {
             case .table:
-                print(output.render(table, extra: [summary]), terminator: "")
+                print(output.render(table, extra: extra), terminator: "")
                 print("")
                 for app in apps { print(app.line) }
+                for line in encoder.lines { print(line) }
             default:
-                print(output.render(table, extra: [summary]), terminator: "")
+                print(output.render(table, extra: extra), terminator: "")
             }
         }
     }

@@ -28,6 +28,11 @@ function renderSetup(main, status) {
     { key: 'last_received_at', label: 'Last postback' },
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification (anyone can raise)', kind: 'share' },
   ] });
+  table(setup, { id: 'setup-encoder', caption: 'What the postbacks say about each app\'s encoder (docs/app-integration.md)', rows: status.encoder || [], columns: [
+    { key: 'app', label: 'App' }, { key: 'symptom', label: 'Symptom' }, { key: 'detail', label: 'Detail' }, { key: 'day', label: 'Since' },
+    { key: 'share', label: 'Share', kind: 'share' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+    { key: 'cause', label: 'Likely cause' }, { key: 'docs', label: 'Read' },
+  ] });
   table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, report: status, columns: [
     { key: 'app_name', label: 'App' }, { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' },
     { key: 'ad_network', label: 'Ad network' }, { key: 'channel', label: 'Channel' }, { key: 'last_received_at', label: 'Last received' },

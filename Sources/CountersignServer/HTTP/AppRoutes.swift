@@ -22,10 +22,12 @@ enum AppRoutes {
             let days = try QueryParameters.limit(request, default: 30, name: "days", maximum: 400)
             let format = try QueryParameters.format(request)
             let grant = context.grant
-            let (table, apps) = try await store.setupStatus.report(app: app, since: Date().addingTimeInterval(-Double(days - 1) * 86_400),
-                                                                   visible: { grant?.covers(app: $0) ?? true })
-            return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "apps", value: .array(apps.map(\.json)))]),
-                                     contentType: format.contentType)
+            let since = Date().addingTimeInterval(-Double(days - 1) * 86_400)
+            let (table, apps) = try await store.setupStatus.report(app: app, since: since, visible: { grant?.covers(app: $0) ?? true })
+            let encoder = try await store.setupStatus.encoder(app: app, since: since, visible: { grant?.covers(app: $0) ?? true })
+            let extra = [JSONMember(key: "apps", value: .array(apps.map(\.json))), JSONMember(key: "encoder", value: encoder.symptomsJSON),
+                         JSONMember(key: "encoder_days", value: encoder.daysJSON)]
+            return JSONResponse.make(text: format.render(table, extra: extra), contentType: format.contentType)
         }
         api.admin.put("apps/:app") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
