@@ -35,6 +35,7 @@ import TestSupport
         ("v22-schema-catalogue-version", "8faf3b498ac5d27c3feeda1e2e7017810ba007bf901296ebe27848b06e22dcbf"),
         ("v23-spend-staged-imports", "19d869e6415978b9fd8d1ddfb8c1289e8f8e5bdc5d37a6b8157411a1a71dd56e"),
         ("v24-public-schema", "d23a756b2b8bd4df9059487dc7b5f0ee1bdb9e9cf6c2e04fbc09635484d2acca"),
+        ("v25-acquisition-revenue", "e4bcfe087012af0876ae389b11f8d162f3ac9fb7dcb4ef904204f2d797b99757"),
     ]
     static let postgresChecksums: [(String, String)] = [
         ("v1-countersign", "8e7ae6a4be2d69347cfdd1435f7af5d62c28e6a7681ddc220a5efed440083778"),
@@ -56,6 +57,7 @@ import TestSupport
         ("v17-ingest-batch-procedure", "6e53345178b9e20c041849705bc02cb76233e8cfc3f85bac9b18947a225799b1"),
         ("v18-spend-staged-imports", "10b25392d574e634ec2f7f2f3cb767826dd2cbe8a3e4963db95e5abf50a50e79"),
         ("v19-public-schema", "5ede7d56240dd078e7555b0cf33fa8f59b1daf852fab5da860c4cf696e037341"),
+        ("v20-acquisition-revenue", "9d99d12f5403fc46e184bf8251dd67396802cf46520d55da1f0c358486d66fad"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.

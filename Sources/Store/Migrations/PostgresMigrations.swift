@@ -771,6 +771,26 @@ enum PostgresMigrations {
         ("v19-public-schema", """
             ALTER TABLE apps ADD COLUMN public_schema integer NOT NULL DEFAULT 0;
             """),
+        // cohorts_daily's revenue from install postbacks only, re-engagements' revenue in columns of its own (as SQLite's
+        // v25; issue 49, finding 1). Replaced in place, so grants on the view stay. Frozen text.
+        ("v20-acquisition-revenue", """
+            CREATE OR REPLACE VIEW cohorts_daily AS
+            SELECT substr(estimated_install_at, 1, 10) AS install_day, app, app_name, ad_network_id, coalesce(campaign, '') AS campaign, currency,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install' THEN 1 ELSE 0 END) AS installs,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 're-engagement' THEN 1 ELSE 0 END) AS re_engagements,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install'
+                             AND conversion_value_unsigned IS NULL AND coarse_value_unsigned IS NULL THEN 1 ELSE 0 END) AS installs_without_value,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_0,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_0,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_1,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_1,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_2,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_2,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS re_engagement_revenue_min_micros,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS re_engagement_revenue_max_micros
+            FROM conversions
+            GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

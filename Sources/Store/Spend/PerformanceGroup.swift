@@ -10,12 +10,15 @@ struct PerformanceGroup: Sendable {
                                "tier_2", "tier_value_2", "tier_3", "tier_value_3", "not_counted_unverifiable", "not_counted_development",
                                "not_counted_policy", "copies"]
     private var counts = [Int64](repeating: 0, count: countColumns.count)
+    /// The revenue amounts the verified query returns: installs' windows 0 to 2, low and high, then re-engagements'.
+    static let revenueColumns = 8
     var forged: Int64 = 0
     private var claimedInstalls: Int64?
     private var claimedReEngagements: Int64?
     private var impressions: Int64?
     private var clicks: Int64?
-    /// Revenue by currency: low and high ends of windows 0, 1 and 2, in millionths.
+    /// Revenue by currency, in millionths: install postbacks' low and high ends of windows 0, 1 and 2, then
+    /// re-engagement postbacks' low and high ends, every window.
     private var revenue: [String: [Decimal]] = [:]
     /// Spend by currency, in millionths.
     private var spend: [String: Decimal] = [:]
@@ -40,10 +43,10 @@ struct PerformanceGroup: Sendable {
         add(&clicks, moreClicks)
     }
 
-    /// Adds revenue (six amounts) in `currency`, converted on `day` when the report has a reporting currency.
+    /// Adds revenue (``revenueColumns`` amounts) in `currency`, converted on `day` when the report has a reporting currency.
     mutating func addRevenue(_ amounts: [Int64], currency: String, day: String, converter: CurrencyConverter) {
         guard let (rate, into) = convert(currency, day: day, converter: converter) else { return }
-        var sums = revenue[into] ?? [Decimal](repeating: 0, count: 6)
+        var sums = revenue[into] ?? [Decimal](repeating: 0, count: Self.revenueColumns)
         for index in sums.indices { sums[index] += Decimal(amounts[index]) * rate }
         revenue[into] = sums
     }
@@ -76,7 +79,7 @@ struct PerformanceGroup: Sendable {
             currency = nil
         }
         if !unconverted.isEmpty { notes.append("no exchange rate for \(unconverted.sorted().joined(separator: ", ")); those amounts are left out") }
-        let sums = currency.flatMap { revenue[$0] } ?? (currency == nil ? nil : [Decimal](repeating: 0, count: 6))
+        let sums = currency.flatMap { revenue[$0] } ?? (currency == nil ? nil : [Decimal](repeating: 0, count: Self.revenueColumns))
         let spent = currency.flatMap { spend[$0] }
         let low = sums.map { $0[0] + $0[2] + $0[4] }, high = sums.map { $0[1] + $0[3] + $0[5] }
         let middle = sums.map { ($0[0] + $0[1] + $0[2] + $0[3] + $0[4] + $0[5]) / 2 }
@@ -101,6 +104,8 @@ struct PerformanceGroup: Sendable {
             .cpi: (claimedInstalls ?? 0) == 0 ? .null : money(spent.map { $0 / Decimal(claimedInstalls!) }),
             .revenueMin: money(low), .revenueMax: money(high), .revenueMid: money(middle),
             .revenueMidWindow0: money(window(0)), .revenueMidWindow1: money(window(1)), .revenueMidWindow2: money(window(2)),
+            .reEngagementRevenueMin: money(sums.map { $0[6] }), .reEngagementRevenueMax: money(sums.map { $0[7] }),
+            .reEngagementRevenueMid: money(sums.map { ($0[6] + $0[7]) / 2 }),
             .roasMin: ratio(low, spent), .roasMax: ratio(high, spent), .roasMid: ratio(middle, spent),
             .roasMidWindow0: ratio(window(0), spent),
             .roasMidWindows01: ratio(window(0).map { $0 + (window(1) ?? 0) }, spent),

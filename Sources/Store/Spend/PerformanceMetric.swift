@@ -19,6 +19,9 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case revenueMidWindow0 = "revenue_mid_window_0"
     case revenueMidWindow1 = "revenue_mid_window_1"
     case revenueMidWindow2 = "revenue_mid_window_2"
+    case reEngagementRevenueMin = "re_engagement_revenue_min"
+    case reEngagementRevenueMax = "re_engagement_revenue_max"
+    case reEngagementRevenueMid = "re_engagement_revenue_mid"
     case roasMin = "roas_min"
     case roasMax = "roas_max"
     case roasMid = "roas_mid"
@@ -57,12 +60,15 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .spend: "What the network charged, from its imported report, an exact decimal in the row's currency."
         case .ecpi: "Effective cost per install: spend divided by installs (verified)."
         case .cpi: "Cost per install as the network counts it: spend divided by claimed_installs."
-        case .revenueMin: "The low end of the revenue the schema gives the conversion values of these installs' postbacks, every window, in the row's currency."
+        case .revenueMin: "The low end of the revenue the schema gives the conversion values of these installs' postbacks (install postbacks only: re-engagements' revenue is apart), every window, in the row's currency."
         case .revenueMax: "The high end of that revenue, every window."
         case .revenueMid: "The middle of that revenue, (revenue_min + revenue_max) / 2, every window."
         case .revenueMidWindow0: "The middle of the revenue of window 0 postbacks (days 0-2 after install)."
         case .revenueMidWindow1: "The middle of the revenue of window 1 postbacks (days 3-7)."
         case .revenueMidWindow2: "The middle of the revenue of window 2 postbacks (days 8-35)."
+        case .reEngagementRevenueMin: "The low end of the revenue the schema gives AdAttributionKit re-engagement postbacks, every window, in the row's currency: revenue from users who came back, kept out of the installs' revenue and ROAS."
+        case .reEngagementRevenueMax: "The high end of the re-engagement revenue, every window."
+        case .reEngagementRevenueMid: "The middle of the re-engagement revenue, every window."
         case .roasMin: "Return on ad spend, low end: revenue_min divided by spend (every window: days 0-35)."
         case .roasMax: "Return on ad spend, high end: revenue_max divided by spend."
         case .roasMid: "Return on ad spend at the middle of the revenue range: revenue_mid divided by spend (days 0-35)."
@@ -91,6 +97,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
 
     /// Whether the metric is a money amount in the row's currency.
     public var isMoney: Bool {
-        [.spend, .ecpi, .cpi, .revenueMin, .revenueMax, .revenueMid, .revenueMidWindow0, .revenueMidWindow1, .revenueMidWindow2, .modeledRevenueMid].contains(self)
+        [.spend, .ecpi, .cpi, .revenueMin, .revenueMax, .revenueMid, .revenueMidWindow0, .revenueMidWindow1, .revenueMidWindow2,
+         .reEngagementRevenueMin, .reEngagementRevenueMax, .reEngagementRevenueMid, .modeledRevenueMid].contains(self)
     }
 }

@@ -58,13 +58,13 @@ public struct PerformanceReader: Sendable {
         var sums = GroupSums(dimensions: day, maximum: maximumGroups ?? .max)
         let verified = Self.verifiedSQL(query, engine.dialect)
         sums = try await engine.readRows(verified.sql, verified.arguments, into: sums) { sums, cells in
-            // rate_day, currency, the counts (``PerformanceGroup/countColumns``), revenue_0 to revenue_5.
+            // rate_day, currency, the counts (``PerformanceGroup/countColumns``), revenue_0 to revenue_7.
             let row = SQLRow(columns: [], values: cells.values)
             let currency = try row.get(at: day + 1, as: String.self)
             let rateDay = try row.get(at: day, as: String.self)
             let countsStart = day + 2, revenueStart = day + 2 + PerformanceGroup.countColumns.count
             let counts = try PerformanceGroup.countColumns.indices.map { try row.get(at: countsStart + $0, as: Int64.self) }
-            let revenue = try (0..<6).map { try row.get(at: revenueStart + $0, as: Int64.self) }
+            let revenue = try (0..<PerformanceGroup.revenueColumns).map { try row.get(at: revenueStart + $0, as: Int64.self) }
             try sums.add(row.values) { group in
                 group.add(counts: counts)
                 guard !currency.isEmpty, revenue.contains(where: { $0 != 0 }) else { return }
@@ -212,10 +212,14 @@ public struct PerformanceReader: Sendable {
             // anyone can resend its body (trust round 4, finding 11).
             "sum(CASE WHEN c.outcome = 'verified' AND \(install) THEN c.duplicates + c.replays ELSE 0 END) AS copies",
         ]
+        // Acquisition revenue from install postbacks only, by window; re-engagements' revenue apart (issue 49, finding 1).
         for window in 0...2 {
-            measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_window = \(window) THEN coalesce(c.revenue_min_micros, 0) ELSE 0 END) AS revenue_\(window * 2)")
-            measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_window = \(window) THEN coalesce(c.revenue_max_micros, 0) ELSE 0 END) AS revenue_\(window * 2 + 1)")
+            let condition = "c.countable = 1 AND c.conversion_class = 'install' AND c.conversion_window = \(window)"
+            measures.append("sum(CASE WHEN \(condition) THEN coalesce(c.revenue_min_micros, 0) ELSE 0 END) AS revenue_\(window * 2)")
+            measures.append("sum(CASE WHEN \(condition) THEN coalesce(c.revenue_max_micros, 0) ELSE 0 END) AS revenue_\(window * 2 + 1)")
         }
+        measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_class = 're-engagement' THEN coalesce(c.revenue_min_micros, 0) ELSE 0 END) AS revenue_6")
+        measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_class = 're-engagement' THEN coalesce(c.revenue_max_micros, 0) ELSE 0 END) AS revenue_7")
         let columns = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
         let sql = "SELECT \(columns.joined(separator: ", ")), coalesce(c.currency, '') AS currency, \(measures.joined(separator: ", ")) FROM conversions c"
             + joins(query, adNetwork: "c.ad_network_id") + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
