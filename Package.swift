@@ -49,7 +49,7 @@ let package = Package(
         // Designing a schema from the developer's own revenue: optimal ranges, and how well a schema tells revenue.
         // The encoder package's sources are linked into EncoderSources, so `schema codegen` writes the same code apps add.
         .target(name: "SchemaDesign", dependencies: ["ConversionSchema", "Spend", "CSV", "Postback", "JWS", .product(name: "CountersignEncoder", package: "CountersignEncoder")],
-                resources: [.embedInCode("EncoderSources/EncodingSchema.swift.txt"), .embedInCode("EncoderSources/UserProgress.swift.txt"), .embedInCode("EncoderSources/ConversionUpdate.swift.txt"), .embedInCode("EncoderSources/ConversionEncoder.swift.txt"), .embedInCode("EncoderSources/ConversionReporter.swift.txt"), .embedInCode("EncoderSources/AppleConversionUpdater.swift.txt")], swiftSettings: strict),
+                resources: [.embedInCode("EncoderSources/EncodingSchema.swift.txt"), .embedInCode("EncoderSources/UserProgress.swift.txt"), .embedInCode("EncoderSources/PostbackAPI.swift.txt"), .embedInCode("EncoderSources/ConversionUpdate.swift.txt"), .embedInCode("EncoderSources/ConversionUpdating.swift.txt"), .embedInCode("EncoderSources/ConversionEncoder.swift.txt"), .embedInCode("EncoderSources/ConversionReporter.swift.txt"), .embedInCode("EncoderSources/AppleConversionUpdater.swift.txt")], swiftSettings: strict),
         .target(
             name: "Store",
             dependencies: [

@@ -45,8 +45,7 @@ public enum InfoPlistCheck {
                 findings.append(SetupFinding(.error, prefix + "AdAttributionKit", "must be a dictionary, not a \(nestedDictionary.typeName)"))
             }
         }
-        for (key, value, path) in lookUp("AdNetworkIdentifiers", plist, nestedDictionary, prefix) {
-            _ = key
+        for (_, value, path) in lookUp("AdNetworkIdentifiers", plist, nestedDictionary, prefix) {
             guard case .array(let list) = value else {
                 findings.append(SetupFinding(.error, path, "must be an array of ad network identifiers, not a \(value.typeName)"))
                 continue

@@ -26,24 +26,50 @@ public enum SetupFile {
         return first == UInt8(ascii: "{") ? expo(bytes) : plist(bytes)
     }
 
+    /// The most values a file may hold once read, and the deepest nesting: an Info.plist holds a few hundred, and a
+    /// binary plist can name one object many times, so what it expands to is bounded, not only its bytes.
+    static let maximumValues = 100_000
+    static let maximumDepth = 32
+    /// The largest file read.
+    public static let maximumBytes = 8 << 20
+
     private static func plist(_ bytes: [UInt8]) -> Result<Contents, Unreadable> {
         var format = PropertyListSerialization.PropertyListFormat.xml
         guard let value = try? PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: &format), format != .openStep else {
             return .failure(Unreadable(message: "is not an XML or binary property list, nor an Expo app.json"))
         }
-        return .success(Contents(root: plistValue(value), prefix: "", findings: []))
+        var budget = maximumValues
+        guard let root = plistValue(value, depth: 0, budget: &budget) else {
+            return .failure(Unreadable(message: "holds more than \(maximumValues) values or nests deeper than \(maximumDepth): not an Info.plist"))
+        }
+        return .success(Contents(root: root, prefix: "", findings: []))
     }
 
-    /// Foundation's property-list objects as values; Booleans are told from numbers by their type.
-    static func plistValue(_ value: Any) -> PlistValue {
+    /// Foundation's property-list objects as values, nil past the bounds. Booleans are told from numbers by their
+    /// Objective-C type `c` (Darwin's `__NSCFBoolean` and Linux's bridged `Bool` alike); plist integers are never `c`.
+    static func plistValue(_ value: Any, depth: Int, budget: inout Int) -> PlistValue? {
+        budget -= 1
+        guard budget >= 0, depth <= maximumDepth else { return nil }
         switch value {
         case let text as String: return .string(text)
-        case let flag as Bool where type(of: value) == Bool.self: return .bool(flag)
         case let number as NSNumber:
             let type = String(cString: number.objCType)
+            if type == "c" || type == "B" { return .bool(number.boolValue) }
             return type == "d" || type == "f" ? .real(number.doubleValue) : .integer(number.int64Value)
-        case let list as [Any]: return .array(list.map(plistValue))
-        case let dictionary as [String: Any]: return .dictionary(dictionary.sorted { $0.key < $1.key }.map { (key: $0.key, value: plistValue($0.value)) })
+        case let list as [Any]:
+            var values: [PlistValue] = []
+            for element in list {
+                guard let converted = plistValue(element, depth: depth + 1, budget: &budget) else { return nil }
+                values.append(converted)
+            }
+            return .array(values)
+        case let dictionary as [String: Any]:
+            var members: [(key: String, value: PlistValue)] = []
+            for (key, element) in dictionary.sorted(by: { $0.key < $1.key }) {
+                guard let converted = plistValue(element, depth: depth + 1, budget: &budget) else { return nil }
+                members.append((key: key, value: converted))
+            }
+            return .dictionary(members)
         case is Date: return .date
         default: return .data
         }

@@ -38,8 +38,10 @@ public enum RevenueHistoryFile {
                 return .failure(SpendFileProblems(problems: [CSVProblem(line: 1, column: unknown, message: "is not a column of a revenue file; the columns are \(columns.joined(separator: ", ")) (date and event optional)")], total: 1))
             }
             let missing = required.filter { !names.contains($0) }
-            guard missing.isEmpty, Set(names).count == names.count else {
-                return .failure(SpendFileProblems(problems: [CSVProblem(line: 1, message: "needs each of the columns \(required.joined(separator: ", ")) once (date and event optional); missing \(missing.joined(separator: ", "))")], total: 1))
+            let repeated = Set(names.filter { name in names.count { $0 == name } > 1 }).sorted()
+            guard missing.isEmpty, repeated.isEmpty else {
+                let what = missing.isEmpty ? "repeats \(repeated.joined(separator: ", "))" : "missing \(missing.joined(separator: ", "))"
+                return .failure(SpendFileProblems(problems: [CSVProblem(line: 1, message: "needs each of the columns \(required.joined(separator: ", ")) once (date and event optional); \(what)")], total: 1))
             }
             let columnOf = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
             let positions = columns.map { columnOf[$0] ?? -1 }
@@ -81,6 +83,19 @@ public enum RevenueHistoryFile {
                 if !dateText.isEmpty, day == nil { fail("date", "must be the purchase's date such as 2026-11-20, got \(SpendFile.quoted(dateText))") }
                 let event = cell(5) ?? ""
                 guard !bad, let hours, let micros else { continue }
+                let position: Int
+                if let known = userIndex[user] {
+                    position = known
+                } else {
+                    position = userIndex.count
+                    userIndex[user] = position
+                    for window in revenue.indices { revenue[window].append(0) }
+                }
+                // No postback reports what comes after the last window: such a row needs no rate.
+                guard hours < RevenueHistory.windowEnds[RevenueHistory.windowEnds.count - 1] else {
+                    rowsAfterLastWindow += 1
+                    continue
+                }
                 var amount = micros
                 if code != currency, micros > 0 {
                     guard let day else {
@@ -93,18 +108,6 @@ public enum RevenueHistoryFile {
                     }
                     ratesUsed.insert(converted.label)
                     amount = converted.micros
-                }
-                let position: Int
-                if let known = userIndex[user] {
-                    position = known
-                } else {
-                    position = userIndex.count
-                    userIndex[user] = position
-                    for window in revenue.indices { revenue[window].append(0) }
-                }
-                guard hours < RevenueHistory.windowEnds[RevenueHistory.windowEnds.count - 1] else {
-                    rowsAfterLastWindow += 1
-                    continue
                 }
                 if !event.isEmpty { eventUsers[event, default: []].insert(position) }
                 for (window, end) in RevenueHistory.windowEnds.enumerated() where hours < end {

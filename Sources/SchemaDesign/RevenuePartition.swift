@@ -24,6 +24,8 @@ public enum RevenuePartition {
         guard cents.count >= minimumUsers, let lowest = cents.first, let highest = cents.last else { return [] }
         let candidates = candidates(cents)
         let count = candidates.count
+        // Every user paid the one lowest amount: a single range of it.
+        guard count > 1 else { return [Range(lower: lowest, upper: highest)] }
         // start[c]: the first user at or above candidate c; the last candidate (the highest amount) ends at the end.
         var start = [Int](repeating: 0, count: count)
         var user = 0

@@ -71,6 +71,16 @@ import Testing
         #expect(unreadable.message.hasPrefix(message), "\(unreadable)")
     }
 
+    @Test func aPlistNestedDeeperThanAnInfoPlistIsRefused() {
+        let deep = String(repeating: "<array>", count: 40) + String(repeating: "</array>", count: 40)
+        let text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\">\(deep)</plist>"
+        guard case .failure(let unreadable) = SetupFile.read(Array(text.utf8)) else {
+            Issue.record("a 40-deep plist was read")
+            return
+        }
+        #expect(unreadable.message.contains("nests deeper than 32"))
+    }
+
     @Test func anyBytesGetAnAnswerNotACrash() {
         var generator = SeededGenerator(seed: 48)
         let good = Array((try? Data(contentsOf: Self.fixtures.appendingPathComponent("good-binary.plist"))) ?? Data())

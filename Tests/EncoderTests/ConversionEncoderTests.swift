@@ -54,7 +54,7 @@ import Testing
             ConversionEncoder.update(schema, progress: UserProgress(revenue: revenue, hoursSinceConversion: hours), api: api, previous: previous)
         }
         #expect(update(7, hours: 10, .skadnetwork4) == ConversionUpdate(window: 0, fine: 2, coarse: .high, lock: false))
-        #expect(update(70, hours: 10, .adAttributionKit)?.lock == false, "3 is not the highest fine value (9 is)")
+        #expect(update(70, hours: 10, .adAttributionKit)?.lock == true, "3 holds the top range and tells as much as any value: nothing can change it")
         #expect(update(70, hours: 100, .adAttributionKit) == ConversionUpdate(window: 1, fine: 3, coarse: .high, lock: true), "window 1 locks at its highest coarse value")
         #expect(update(70, hours: 839, .skadnetwork4)?.window == 2)
         #expect(update(70, hours: 840, .skadnetwork4) == nil, "after the last window")
@@ -62,6 +62,22 @@ import Testing
         #expect(update(3, hours: 20, .skadnetwork3, previous: ConversionUpdate(window: 0, fine: 2, coarse: nil, lock: false)) == nil,
                 "before SKAdNetwork 4.0 only an increase takes effect")
         #expect(update(3, hours: 20, .skadnetwork4, previous: ConversionUpdate(window: 0, fine: 2, coarse: nil, lock: false))?.fine == 1, "from 4.0 a value may go down")
+    }
+
+    @Test func aWindowLocksOnlyWhenNothingLaterCanChangeItsValue() {
+        let tutorial = Self.rule(1, [("tutorial", nil)])
+        let purchase = Self.rule(2, [], (0.01, 10))
+        let both = Self.rule(3, [("tutorial", nil)], (0.01, 10))
+        #expect(!ConversionEncoder.isFinal(tutorial, among: [tutorial, purchase]), "a purchase later would take value 2")
+        #expect(!ConversionEncoder.isFinal(purchase, among: [tutorial, purchase, both]), "a tutorial later would take value 3")
+        #expect(ConversionEncoder.isFinal(both, among: [tutorial, purchase, both]))
+        #expect(ConversionEncoder.isFinal(tutorial, among: [Self.rule(0), tutorial]), "no ranges: the most telling value is final")
+    }
+
+    @Test func aRangeOfOneAmountHoldsItAndTheNarrowerRangeWins() {
+        let rules = [Self.rule(20, [], (4.99, 14.99)), Self.rule(30, [], (4.99, 4.99))]
+        #expect(Self.choose(rules, revenue: 4.99) == 30)
+        #expect(Self.choose(rules, revenue: 5) == 20)
     }
 
     /// Records what would be sent to Apple.

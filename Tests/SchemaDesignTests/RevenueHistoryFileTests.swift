@@ -19,13 +19,14 @@ import Testing
         b,48,2,USD,,purchase
         b,200,3,USD,,purchase
         b,900,100,USD,,purchase
+        b,901,100,EUR,,purchase
         c,839.5,0.25,USD,,
         """).get()
         #expect(history.users == 3)
         #expect(history.revenue[0] == [0, 2_600_000, 0], "1.50 + 1.00 EUR at 1.1")
         #expect(history.revenue[1] == [0, 4_600_000, 0], "hour 48 is in the second window")
         #expect(history.revenue[2] == [0, 7_600_000, 250_000])
-        #expect(history.rowsAfterLastWindow == 1)
+        #expect(history.rowsAfterLastWindow == 2, "rows after hour 840 are left out, and need no rate")
         #expect(history.eventUsers == ["install": 1, "purchase": 1])
         #expect(history.ratesUsed == ["EUR>USD 1.1 (2026-11-01)"])
     }
@@ -37,7 +38,8 @@ import Testing
 
     @Test(arguments: [
         ("user,hours,amount,currency\n", "line 1, hours: is not a column of a revenue file"),
-        ("user,amount,currency\n", "needs each of the columns user, hours_since_install, amount, currency once"),
+        ("user,amount,currency\n", "needs each of the columns user, hours_since_install, amount, currency once (date and event optional); missing hours_since_install"),
+        ("user,hours_since_install,amount,currency,amount\n", "once (date and event optional); repeats amount"),
         ("user,hours_since_install,amount,currency\nu,1,-2,USD\n", "line 2, amount: must not be negative"),
         ("user,hours_since_install,amount,currency\nu,1,abc,USD\n", "line 2, amount: must be an amount such as 4.99"),
         ("user,hours_since_install,amount,currency\nu,x,1,USD\n", "line 2, hours_since_install: must be a number of hours"),

@@ -75,6 +75,10 @@ import Testing
         #expect(abs(Double(ranges[1].lower) - 12_500) < 500 && abs(Double(ranges[2].lower) - 25_000) < 500)
     }
 
+    @Test func usersWhoAllPaidTheLowestAmountGetOneRange() {
+        #expect(RevenuePartition.optimal([1, 1, 1], ranges: 5, minimumUsers: 2) == [RevenuePartition.Range(lower: 1, upper: 1)])
+    }
+
     @Test func tooFewUsersGiveNoRanges() {
         #expect(RevenuePartition.optimal([5, 6], ranges: 3, minimumUsers: 3).isEmpty)
         #expect(RevenuePartition.optimal([], ranges: 3, minimumUsers: 1).isEmpty)

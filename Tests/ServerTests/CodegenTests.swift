@@ -8,9 +8,10 @@ import TestSupport
 
 /// What `schema codegen --swift` writes compiles on its own with `swiftc`, and sets the values the package sets.
 @Suite struct CodegenTests {
-    static let driver = """
+    /// Reads histories a line each and prints what the generated encoder sets for them.
+    static func driver(app: String) -> String { """
     import Foundation
-    let schema = EncodingSchema.app1108187390
+    let schema = EncodingSchema.app\(app)
     while let line = readLine() {
         let parts = line.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         var events: [String: Int] = [:]
@@ -25,25 +26,28 @@ import TestSupport
         print(update.map { "\\($0.window),\\($0.fine.map(String.init) ?? "-"),\\($0.coarse?.rawValue ?? "-"),\\($0.lock)" } ?? "none")
     }
     """
+    }
 
-    @Test func theGeneratedFileCompilesAloneAndAgreesWithThePackage() async throws {
+    /// game: bit fields; subscription: a table, and re-engagements with coarse values only.
+    @Test(arguments: ["game", "subscription"]) func theGeneratedFileCompilesAloneAndAgreesWithThePackage(name: String) async throws {
         let directory = Checkout.temporaryDirectory()
-        let schemaFile = Checkout.root.appendingPathComponent("examples/schemas/game.json").path
+        let schemaFile = Checkout.root.appendingPathComponent("examples/schemas/\(name).json").path
         let generated = try await countersign(["schema", "codegen", "--swift", schemaFile, "--output", directory + "/ConversionSchema.swift"])
         #expect(generated.status == 0, "\(generated.stderr)")
-        try Data(Self.driver.utf8).write(to: URL(fileURLWithPath: directory + "/main.swift"))
+        let schema = EncodingSchemaCompiler.compile(try #require(SchemaReader.check(Array(try Data(contentsOf: URL(fileURLWithPath: schemaFile)))).schema))
+        try Data(Self.driver(app: schema.app).utf8).write(to: URL(fileURLWithPath: directory + "/main.swift"))
         let compiled = try await runProcess("/usr/bin/env", ["swiftc", directory + "/ConversionSchema.swift", directory + "/main.swift", "-o", directory + "/encoder"])
         #expect(compiled.status == 0, "swiftc: \(compiled.stderr)")
 
-        let schema = EncodingSchemaCompiler.compile(try #require(SchemaReader.check(Array(try Data(contentsOf: URL(fileURLWithPath: schemaFile)))).schema))
+        let names = Set(schema.versions.flatMap { version in
+            [version.install, version.reengagement].compactMap { $0 }.flatMap { $0 }.flatMap { $0.fine.flatMap(\.events) + $0.coarse.flatMap(\.events) }.map(\.name)
+        }).sorted()
         var generator = SeededGenerator(seed: 2026)
         var lines: [String] = []
         var expected: [String] = []
         for _ in 0..<2_000 {
             var events: [String: Int] = [:]
-            for name in ["session", "tutorial_complete", "level_5_reached", "level_10_reached", "purchase"] where Bool.random(using: &generator) {
-                events[name] = Int.random(in: 1...3, using: &generator)
-            }
+            for event in names where Bool.random(using: &generator) { events[event] = Int.random(in: 1...3, using: &generator) }
             let revenue = Bool.random(using: &generator) ? 0 : Double(Int.random(in: 1...20_000, using: &generator)) / 100
             let hours = Double(Int.random(in: 0..<900, using: &generator))
             let conversionClass: EncodingSchema.ConversionClass = Int.random(in: 0..<4, using: &generator) == 0 ? .reengagement : .install

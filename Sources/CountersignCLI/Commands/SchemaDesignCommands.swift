@@ -57,6 +57,10 @@ extension SchemaCommand {
                 }
                 return value
             }
+            if let base, let baseDocument, let effectiveFrom, let start = Timestamp.parse(effectiveFrom),
+               let last = SchemaReader.check(Array(baseDocument.serialized.utf8)).schema?.versions.last, start <= last.effectiveFrom {
+                throw CLIFailure.usage("--effective-from must be later than \(base)'s last version (\(Timestamp.format(last.effectiveFrom))): the new version follows it")
+            }
             let currency = self.currency ?? baseDocument?.object?["currency"]?.string ?? "USD"
             let history = try await rates.history(file, currency: currency)
             let options = SchemaSuggestion.Options(
@@ -173,63 +177,4 @@ extension SchemaCommand {
             }
         }
     }
-}
-
-/// Where exchange rates for a revenue file come from: `--rates FILE`, else the rates imported into the database.
-struct RateOptions: ParsableArguments {
-    @Option(help: "Exchange rates (date,from,to,rate), for amounts in other currencies (default: those imported with spend rates).") var rates: String?
-    @OptionGroup var database: DatabaseOption
-
-    /// The revenue file at `path` in `currency`, or exit 1 with every problem printed.
-    func history(_ path: String, currency: String) async throws -> RevenueHistory {
-        var known: [ExchangeRate] = []
-        if let rates {
-            switch ExchangeRateFile.read(try SpendCommand.read(rates)) {
-            case .failure(let problems): throw SpendCommand.refused(problems, file: rates)
-            case .success(let read): known = read
-            }
-        } else if let store = database.database == nil ? try? database.open() : try database.open() {
-            defer { store.close() }
-            known = try await store.spend.rates()
-        }
-        switch RevenueHistoryFile.read(try SpendCommand.read(path), currency: currency, rates: known) {
-        case .success(let history): return history
-        case .failure(let problems):
-            for problem in problems.problems { FileHandle.standardError.write(Data("\(path): \(problem.description)\n".utf8)) }
-            throw CLIFailure.rejected("\(path) has \(problems.total) problem\(problems.total == 1 ? "" : "s"); fix them and run again")
-        }
-    }
-}
-
-/// The score of every window a schema defines, as rows: per value, then all users and paying users.
-enum SchemaScoreTable {
-    static func table(_ schema: ConversionSchema, history: RevenueHistory, at time: Date) -> ReportTable {
-        var rows: [[JSONValue]] = []
-        guard let version = EncodingSchemaCompiler.compile(schema).version(at: time), let windows = version.install else {
-            return ReportTable(columns: columns, rows: [])
-        }
-        for (window, coarse) in [(0, false)] + windows.indices.map({ ($0, true) }) {
-            let score = coarse ? RevenueScore(rules: windows[window].coarse, revenue: history.revenue[window], label: \.rawValue)
-                : RevenueScore(rules: windows[window].fine, revenue: history.revenue[window], label: { String($0) })
-            guard !score.rows.isEmpty else { continue }
-            let kind: JSONValue = .string(coarse ? "coarse" : "fine")
-            for row in score.rows {
-                rows.append([.number(String(window)), kind, .string(row.value), .number(String(row.users)),
-                             row.revenue.map { money($0.min) } ?? .null, row.revenue.map { money($0.max) } ?? .null,
-                             money(row.trueMean), money(row.decoded), money(row.meanAbsoluteError)])
-            }
-            let paying = Double(max(score.payingUsers, 1))
-            let everyone = Double(max(score.users, 1))
-            rows.append([.number(String(window)), kind, .string("all users"), .number(String(score.users)), .null, .null,
-                         money(score.trueRevenue / everyone), money(score.decodedRevenue / everyone), money(score.absoluteError / everyone)])
-            rows.append([.number(String(window)), kind, .string("paying users"), .number(String(score.payingUsers)), .null, .null,
-                         money(score.trueRevenue / paying), money(score.decodedPayingRevenue / paying), .null])
-        }
-        return ReportTable(columns: columns, rows: rows)
-    }
-
-    static let columns = ["window", "values", "value", "users", "min", "max", "true_mean", "decoded", "mean_abs_error"]
-
-    /// An amount with two decimals.
-    private static func money(_ amount: Double) -> JSONValue { .number(String(format: "%.2f", amount)) }
 }

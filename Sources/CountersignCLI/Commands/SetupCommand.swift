@@ -41,7 +41,9 @@ struct SetupCommand: AsyncParsableCommand {
 
         func run() async throws {
             let contents: SetupFile.Contents
-            switch SetupFile.read(try readInput(file)) {
+            let bytes = try readInput(file)
+            guard bytes.count <= SetupFile.maximumBytes else { throw CLIFailure.usage("\(file) is larger than \(SetupFile.maximumBytes >> 20) MB: not an Info.plist") }
+            switch SetupFile.read(bytes) {
             case .failure(let unreadable): throw CLIFailure.usage("\(file) \(unreadable.message)")
             case .success(let read): contents = read
             }

@@ -58,7 +58,9 @@ enum SchemaRoutes {
             headers[.eTag] = tag
             headers[.cacheControl] = context.grant == nil ? "public, max-age=300" : "private, max-age=300"
             headers[.init("Schema-Revision")!] = String(stored.revision)
-            if let wanted = request.headers[.ifNoneMatch], wanted.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
+            // RFC 9110: If-None-Match compares weakly, so W/"tag" matches "tag"; * matches any current document.
+            let held = request.headers[.ifNoneMatch]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+            if held.contains(where: { $0 == "*" || $0 == tag || $0 == "W/" + tag }) {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentType] = "application/json"

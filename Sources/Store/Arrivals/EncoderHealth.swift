@@ -27,6 +27,8 @@ public struct EncoderHealth: Sendable, Equatable {
         /// Whether the tier lets the postback carry a value: a fine value in window 0 from tier 2, a coarse one from
         /// tier 1 (and in windows 1 and 2, which tier 0 never gets).
         var valueAllowed: Bool { tier >= 1 }
+        /// No value where one was allowed.
+        var null: Bool { valueAllowed && fine == nil && coarse == nil }
         /// No value where one was allowed, or a fine value of 0 where a fine value was allowed.
         var nullOrZero: Bool {
             guard valueAllowed else { return false }
@@ -43,6 +45,8 @@ public struct EncoderHealth: Sendable, Equatable {
         public var postbacks: Int
         /// Of those, the ones whose tier allows a value.
         public var valueAllowed: Int
+        /// Of those, with no value.
+        public var nulls: Int
         /// Of those, with no value, or fine value 0 where a fine value was allowed.
         public var nullOrZero: Int
         /// Postbacks whose value the schema in force does not define.
@@ -61,7 +65,7 @@ public struct EncoderHealth: Sendable, Equatable {
         /// The likely cause, in a developer's words.
         public var cause: String {
             switch self {
-            case .nullOrZero: "Most postbacks whose tier allows a value carry none, or 0: the app does not set values, sets them too late, or a call fails (a misspelled selector, an old SDK)."
+            case .nullOrZero: "Postbacks whose tier allows a value carry none (half or more), or nearly all carry none or 0: the app does not set values, sets them too late, or a call fails (a misspelled selector, an old SDK)."
             case .fixedCoarse: "Every coarse value is the same: the app sends a fixed coarse value (such as coarseValue: .high with lockWindow: true) instead of one from the schema."
             case .undefinedValues: "The app sets values the schema in force does not define: the app's encoder and the schema disagree."
             case .mixChanged: "The values arriving changed sharply after a schema revision: the revision's effective-from may not match when the app update that uses it shipped."
@@ -93,8 +97,13 @@ public struct EncoderHealth: Sendable, Equatable {
 
     /// The fewest postbacks a day (or period) needs before a share is read as a symptom.
     public static let minimumPostbacks = 20
-    /// The share of null or 0 values that is a symptom.
-    public static let nullOrZeroShare = 0.8
+    /// The share of postbacks without a value that is a symptom.
+    public static let nullShare = 0.5
+    /// The share of postbacks without a value or with 0 that is a symptom: 0 is a schema's "nothing yet" value, so
+    /// most users may send it; nearly all is another matter.
+    public static let nullOrZeroShare = 0.95
+    /// The fewest undefined values a day that are a symptom.
+    public static let minimumUndefined = 5
     /// The share of undefined values that is a symptom.
     public static let undefinedShare = 0.05
     /// The total variation distance between the fine-value mixes of the 7 days before and after a revision that is a
@@ -109,9 +118,10 @@ public struct EncoderHealth: Sendable, Equatable {
         var byDay: [String: Day] = [:]
         for group in groups {
             let key = "\(group.app)|\(group.day)"
-            var day = byDay[key] ?? Day(app: group.app, day: group.day, postbacks: 0, valueAllowed: 0, nullOrZero: 0, undefined: 0, coarse: [:])
+            var day = byDay[key] ?? Day(app: group.app, day: group.day, postbacks: 0, valueAllowed: 0, nulls: 0, nullOrZero: 0, undefined: 0, coarse: [:])
             day.postbacks += group.postbacks
             if group.valueAllowed { day.valueAllowed += group.postbacks }
+            if group.null { day.nulls += group.postbacks }
             if group.nullOrZero { day.nullOrZero += group.postbacks }
             if group.status == "undefined_value" { day.undefined += group.postbacks }
             if let coarse = group.coarse { day.coarse[coarse, default: 0] += group.postbacks }
@@ -120,7 +130,10 @@ public struct EncoderHealth: Sendable, Equatable {
         days = byDay.values.sorted { ($0.app.number, $0.day) < ($1.app.number, $1.day) }
         var symptoms: [Symptom] = []
         for (app, appDays) in Dictionary(grouping: days, by: \.app).sorted(by: { $0.key.number < $1.key.number }) {
-            if let first = appDays.first(where: { $0.valueAllowed >= Self.minimumPostbacks && Double($0.nullOrZero) / Double($0.valueAllowed) >= Self.nullOrZeroShare }) {
+            if let first = appDays.first(where: { day in
+                day.valueAllowed >= Self.minimumPostbacks && (Double(day.nulls) / Double(day.valueAllowed) >= Self.nullShare
+                    || Double(day.nullOrZero) / Double(day.valueAllowed) >= Self.nullOrZeroShare)
+            }) {
                 let allowed = appDays.reduce(0) { $0 + $1.valueAllowed }
                 symptoms.append(Symptom(app: app, kind: .nullOrZero, day: first.day, share: Double(appDays.reduce(0) { $0 + $1.nullOrZero }) / Double(max(allowed, 1)),
                                         postbacks: allowed, detail: "from \(first.day)"))
@@ -131,7 +144,7 @@ public struct EncoderHealth: Sendable, Equatable {
             if coarse.count == 1, coarseTotal >= Self.minimumPostbacks, let level = coarse.keys.first, let first = appDays.first(where: { !$0.coarse.isEmpty }) {
                 symptoms.append(Symptom(app: app, kind: .fixedCoarse, day: first.day, share: 1, postbacks: coarseTotal, detail: "always \(level)"))
             }
-            if let first = appDays.first(where: { $0.undefined >= 5 && Double($0.undefined) / Double(max($0.postbacks, 1)) >= Self.undefinedShare }) {
+            if let first = appDays.first(where: { $0.undefined >= Self.minimumUndefined && Double($0.undefined) / Double(max($0.postbacks, 1)) >= Self.undefinedShare }) {
                 let total = appDays.reduce(0) { $0 + $1.postbacks }
                 symptoms.append(Symptom(app: app, kind: .undefinedValues, day: first.day, share: Double(appDays.reduce(0) { $0 + $1.undefined }) / Double(max(total, 1)),
                                         postbacks: total, detail: "from \(first.day)"))

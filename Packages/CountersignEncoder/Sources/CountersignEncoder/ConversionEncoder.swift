@@ -9,11 +9,13 @@ import Foundation
 /// 2. among those, the value that tells the most: its events' counts added, plus one when it tells revenue the user
 ///    has; with no revenue, a value with a revenue range is taken only when no other fits;
 /// 3. on a tie, with revenue, the value whose range holds it (`min` <= revenue < `max`; the top range includes its
-///    `max`), else the nearest range (the lower one on a tie); without revenue, or among values without ranges, the
-///    lowest value.
+///    `max`, and a range whose `min` and `max` are equal holds exactly that amount; the narrower when two hold it),
+///    else the nearest range (the lower one on a tie); without revenue, or among values without ranges, the lowest
+///    value.
 ///
-/// A window is locked when its value is the highest the window defines (window 0: the fine value; windows 1 and 2:
-/// the coarse value): nothing the user does later can raise it, so Apple may send the postback early.
+/// A window is locked only when nothing the user does later can change its value: the value tells as much as any
+/// value of the window could, and holds the top revenue range (or the window has no ranges), since revenue only grows.
+/// Apple may then send the postback early; in every other case it waits for the window's end.
 public enum ConversionEncoder {
     /// The update for `progress` at `time`, or nil when there is nothing to set: no version in force, a class or
     /// window the schema does not define, past the last window, or (before SKAdNetwork 4.0) no increase over
@@ -35,8 +37,8 @@ public enum ConversionEncoder {
             let fine = choose(window.fine, progress)
             let coarse = choose(window.coarse, progress)
             guard fine != nil || coarse != nil else { return nil }
-            let top = index == 0 ? fine.map { $0.value == window.fine.map(\.value).max() } : coarse.map { $0.value == window.coarse.map(\.value).max() }
-            return ConversionUpdate(window: index, fine: fine?.value, coarse: coarse?.value, lock: top ?? false)
+            let final = index == 0 ? fine.map { isFinal($0, among: window.fine) } : coarse.map { isFinal($0, among: window.coarse) }
+            return ConversionUpdate(window: index, fine: fine?.value, coarse: coarse?.value, lock: final ?? false)
         }
     }
 
@@ -85,18 +87,31 @@ public enum ConversionEncoder {
         return nearest(ranged, to: progress.revenue)
     }
 
+    /// Whether `rule` is a value nothing later can change: it tells what the most telling value of `rules` tells, and
+    /// has the top range (or no value of `rules` has a range).
+    public static func isFinal<Value>(_ rule: EncodingSchema.Rule<Value>, among rules: [EncodingSchema.Rule<Value>]) -> Bool {
+        func told(_ rule: EncodingSchema.Rule<Value>) -> Int {
+            rule.events.filter { $0.revenue != true }.reduce(0) { $0 + ($1.count ?? 1) } + (rule.revenue == nil ? 0 : 1)
+        }
+        let most = rules.map(told).max() ?? 0
+        let top = rules.compactMap { $0.revenue?.max }.max()
+        return told(rule) == most && (top == nil || (rule.revenue != nil && rule.revenue?.max == top))
+    }
+
     /// Among `rules` (each with a range), the lowest value whose range holds `revenue`, else the nearest range's.
     static func nearest<Value: Comparable>(_ rules: [EncodingSchema.Rule<Value>], to revenue: Double) -> EncodingSchema.Rule<Value>? {
         let top = rules.compactMap { $0.revenue?.max }.max() ?? 0
         func distance(_ range: EncodingSchema.Revenue) -> Double {
             if revenue < range.min { return range.min - revenue }
-            if revenue < range.max || (revenue == range.max && range.max == top) { return -1 }
+            if revenue < range.max || (revenue == range.max && (range.max == top || range.min == range.max)) { return -1 }
             return revenue - range.max
         }
         return rules.min { left, right in
             guard let a = left.revenue, let b = right.revenue else { return false }
             let (da, db) = (distance(a), distance(b))
             if da != db { return da < db }
+            // Of two ranges that hold the revenue, the narrower says more.
+            if da < 0, a.max - a.min != b.max - b.min { return a.max - a.min < b.max - b.min }
             if a.min != b.min { return a.min < b.min }
             return left.value < right.value
         }
