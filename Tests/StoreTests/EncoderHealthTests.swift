@@ -43,11 +43,13 @@ import Testing
     }
 
     @Test func aSuddenChangeAfterARevision() {
-        let before = (14...19).map { Self.group(day: "2026-11-\($0)", fine: 3, 10) }
-        let afterSame = (20...25).map { Self.group(day: "2026-11-\($0)", fine: 3, 10) }
-        let afterChanged = (20...25).map { Self.group(day: "2026-11-\($0)", fine: $0 % 2 == 0 ? 40 : 3, 10) }
+        let before = (14...19).map { Self.group(day: "2026-11-\($0)", fine: 3, 40) }
+        let afterSame = (20...25).map { Self.group(day: "2026-11-\($0)", fine: 5, 40) }
+        let afterChanged = (20...25).map { Self.group(day: "2026-11-\($0)", fine: $0 % 2 == 0 ? 40 : 3, 40) }
         let revision = [(app: Self.app, revision: 2, day: "2026-11-20")]
-        #expect(Self.kinds(before + afterSame, revisions: revision) == [])
+        #expect(Self.kinds(before + afterSame, revisions: revision) == [], "3 and 5 are in one group of eight")
+        #expect(Self.kinds(before + afterChanged, revisions: [(app: Self.app, revision: 1, day: "2026-11-20")]) == [], "a first revision")
+        #expect(Self.kinds(Array(before.prefix(4)) + afterChanged, revisions: revision) == [], "160 postbacks before are too few")
         let symptoms = EncoderHealth(groups: before + afterChanged, revisions: revision).symptoms
         #expect(symptoms.map(\.kind) == [.mixChanged] && symptoms.first?.detail == "revision 2" && symptoms.first?.share == 0.5)
         #expect(Self.kinds(before + afterChanged) == [], "no revision, no symptom")

@@ -107,8 +107,10 @@ public struct EncoderHealth: Sendable, Equatable {
     /// The share of undefined values that is a symptom.
     public static let undefinedShare = 0.05
     /// The total variation distance between the fine-value mixes of the 7 days before and after a revision that is a
-    /// symptom.
+    /// symptom. Values are compared in eight groups of eight (0-7, 8-15, ...), each side with at least
+    /// ``minimumMixPostbacks``: 64 values over a few dozen postbacks differ by chance alone.
     public static let mixDistance = 0.3
+    public static let minimumMixPostbacks = 200
 
     public var days: [Day]
     public var symptoms: [Symptom]
@@ -149,11 +151,12 @@ public struct EncoderHealth: Sendable, Equatable {
                 symptoms.append(Symptom(app: app, kind: .undefinedValues, day: first.day, share: Double(appDays.reduce(0) { $0 + $1.undefined }) / Double(max(total, 1)),
                                         postbacks: total, detail: "from \(first.day)"))
             }
-            for revision in revisions where revision.app == app {
+            // A first revision changes nothing the app was sent before: only later ones can disagree with an app update.
+            for revision in revisions where revision.app == app && revision.revision > 1 {
                 let fine = groups.filter { $0.app == app && $0.window == 0 && $0.fine != nil }
                 let before = Self.mix(fine.filter { $0.day < revision.day && $0.day >= Self.day(revision.day, adding: -7) })
                 let after = Self.mix(fine.filter { $0.day >= revision.day && $0.day < Self.day(revision.day, adding: 7) })
-                guard before.total >= Self.minimumPostbacks, after.total >= Self.minimumPostbacks else { continue }
+                guard before.total >= Self.minimumMixPostbacks, after.total >= Self.minimumMixPostbacks else { continue }
                 let distance = Set(before.counts.keys).union(after.counts.keys).reduce(0.0) { sum, value in
                     sum + abs(Double(before.counts[value, default: 0]) / Double(before.total) - Double(after.counts[value, default: 0]) / Double(after.total))
                 } / 2
@@ -196,10 +199,10 @@ public struct EncoderHealth: Sendable, Equatable {
         symptoms.map { "\($0.app): encoder: \($0.kind.rawValue) (\($0.detail)\($0.share.map { String(format: ", %.0f%%", $0 * 100) } ?? "")): \($0.kind.cause) See \($0.kind.docs)." }
     }
 
-    /// Fine values counted.
+    /// Fine values counted in groups of eight.
     private static func mix(_ groups: [Group]) -> (counts: [Int: Int], total: Int) {
         var counts: [Int: Int] = [:]
-        for group in groups { if let fine = group.fine { counts[fine, default: 0] += group.postbacks } }
+        for group in groups { if let fine = group.fine { counts[fine / 8, default: 0] += group.postbacks } }
         return (counts, counts.values.reduce(0, +))
     }
 
