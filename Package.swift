@@ -119,7 +119,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .executableTarget(
             name: "CountersignFuzz",
-            dependencies: ["CFuzzDriver", "JWS", "Postback", "ConversionSchema", "AdServices"],
+            dependencies: ["CFuzzDriver", "JWS", "Postback", "ConversionSchema", "AdServices", "SchemaDesign", "AppSetup"],
             swiftSettings: strict
         ),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),

@@ -1,8 +1,11 @@
 import AdServices
+import AppSetup
 import ConversionSchema
 import Foundation
 import JWS
 import Postback
+import SchemaDesign
+import Spend
 
 /// The parsers anyone can reach, each as a libFuzzer target: it must return for every input without a crash, a hang
 /// or a leak, and where a property holds for every input the target checks it.
@@ -32,7 +35,23 @@ enum FuzzTargets {
         "schema": { bytes in _ = SchemaReader.check(bytes) },
         // Legacy iAd dictionaries.
         "iad": { bytes in _ = IAdDictionary.normalise(bytes) },
+        // A developer's revenue file (`schema suggest`, `schema score`), converted with one rate: whenever it is read,
+        // every user has each window's revenue, and later windows hold at least the earlier ones'.
+        "revenue": { bytes in
+            guard case .success(let history) = RevenueHistoryFile.read(bytes, currency: "USD", rates: rates) else { return }
+            for window in 1..<history.revenue.count where zip(history.revenue[window - 1], history.revenue[window]).contains(where: { $0 > $1 }) {
+                fatalError("window \(window) holds less revenue than window \(window - 1): windows cumulate from install")
+            }
+        },
+        // An app's Info.plist (XML or binary) or Expo app.json, through every check of `setup check`.
+        "plist": { bytes in
+            guard case .success(let contents) = SetupFile.read(bytes), let root = contents.root else { return }
+            _ = InfoPlistCheck.check(root, prefix: contents.prefix, expecting: InfoPlistCheck.Expectations(copyDomain: "example.com", adNetworks: ["cstr6suwn9.skadnetwork"]))
+        },
     ]
+
+    /// The rate the revenue target converts euros with.
+    static let rates = [ExchangeRate(day: "2026-11-01", from: "EUR", to: "USD", rate: 1.0842)]
 
     /// How many fields the declared version signs, given which optional publisher field is present.
     static func expectedFieldCount(_ object: JSONObject) -> Int? {

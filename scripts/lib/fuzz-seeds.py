@@ -1,4 +1,5 @@
-"""Writes the fuzz seed corpora from the test fixtures: postbacks, JWS strings, SKAN bodies, schemas, iAd dictionaries."""
+"""Writes the fuzz seed corpora from the test fixtures: postbacks, JWS strings, SKAN bodies, schemas, iAd dictionaries,
+revenue files and Info.plists."""
 import json
 import pathlib
 import sys
@@ -6,7 +7,7 @@ import sys
 root = pathlib.Path(__file__).resolve().parents[2]
 out = pathlib.Path(sys.argv[1])
 examples = json.loads((root / "Tests/PostbackTests/Fixtures/apple-examples.json").read_text())
-seeds = {name: [] for name in ("postback", "jws", "skan", "schema", "iad")}
+seeds = {name: [] for name in ("postback", "jws", "skan", "schema", "iad", "revenue", "plist")}
 for vector in examples["vectors"]:
     if "postback" in vector:
         body = json.dumps(vector["postback"]).encode()
@@ -24,6 +25,10 @@ seeds["iad"].append(json.dumps({"Version3.1": {
     "iad-attribution": "true", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name",
     "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095",
     "iad-country-or-region": "US", "iad-keyword": "keyword", "iad-keyword-id": "87675432", "iad-keyword-matchtype": "Broad"}}).encode())
+seeds["revenue"].append((root / "examples/revenue.csv").read_bytes())
+seeds["revenue"].append(b"user,hours_since_install,amount,currency,date,event\nu1,0,0,USD,,install\nu1,50,4.99,EUR,2026-11-03,purchase\nu2,900,1,USD,,\n")
+for fixture in sorted((root / "Tests/AppSetupTests/Fixtures").iterdir()):
+    seeds["plist"].append(fixture.read_bytes())
 # String escapes: line escapes are text in schemas and refused in public bodies; the rest of JSON's escapes beside them.
 escapes = [r'{"name":"Merge\nKingdom"}', r'{"name":"Merge\rKingdom"}', r'{"name":"Merge\tKingdom"}',
            r'{"name":"a\b\f\/\"\\"}', r'{"name":"\u00e9\ud83d\ude00\u2028\u202e"}', r'{"name":"\ud800"}']
