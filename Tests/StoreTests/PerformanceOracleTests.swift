@@ -204,6 +204,33 @@ import TestSupport
         }
     }
 
+    /// `by=conversion_type` (issue 49, finding 1): new installs, redownloads and re-engagements apart, counted from raw rows;
+    /// spend and claims, which networks give for no type, on the rows with an empty type.
+    @Test(arguments: TestEngine.allCases) func conversionTypesSplitInstallsAndReEngagements(engine: TestEngine) async throws {
+        let (store, _) = try await Self.fixture(engine)
+        defer { store.close() }
+        let table = try await store.performance.report(try PerformanceQuery.parse([("by", "ad_network,conversion_type"), ("currency", "USD")]))
+        let column = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1, $0) })
+        var expected: [String: (installs: Int, reEngagements: Int)] = [:]
+        for row in try await store.rows("SELECT ad_network_id, conversion_type, conversion_class FROM postbacks WHERE countable = 1 AND did_win = 1 AND conversion_window = 0") {
+            let key = "\(try row.get("ad_network_id", as: String.self))|\(try row.get("conversion_type", as: String.self))"
+            if try row.get("conversion_class", as: String?.self) == "install" { expected[key, default: (0, 0)].installs += 1 } else { expected[key, default: (0, 0)].reEngagements += 1 }
+        }
+        var seen = 0
+        for row in table.rows {
+            let type = Self.cell(row[column["conversion_type"]!]) ?? ""
+            let key = "\(Self.cell(row[column["ad_network"]!]) ?? "")|\(type)"
+            if type.isEmpty {
+                #expect(Self.cell(row[column["installs"]!]) == "0" && Self.cell(row[column["spend"]!]) != nil, "\(key): spend without a type, no installs")
+                continue
+            }
+            #expect(Self.cell(row[column["installs"]!]) == String(expected[key]?.installs ?? 0), "\(key) installs")
+            #expect(Self.cell(row[column["re_engagements"]!]) == String(expected[key]?.reEngagements ?? 0), "\(key) re-engagements")
+            seen += 1
+        }
+        #expect(seen == expected.count && Set(table.rows.map { Self.cell($0[column["conversion_type"]!]) ?? "" }).isSuperset(of: ["download", "redownload", "re-engagement"]))
+    }
+
     @Test(arguments: TestEngine.allCases) func everyFigureEqualsWhatTheRawRowsSay(engine: TestEngine) async throws {
         let (store, ledger) = try await Self.fixture(engine)
         defer { store.close() }

@@ -7,6 +7,7 @@ public struct PerformanceQuery: Sendable, Equatable {
     /// A way to group.
     public enum Dimension: String, Sendable, CaseIterable {
         case day, week, app, appName = "app_name", adNetwork = "ad_network", adNetworkName = "ad_network_name", campaign, country
+        case conversionType = "conversion_type"
 
         /// What the dimension's values are.
         public var definition: String {
@@ -19,6 +20,7 @@ public struct PerformanceQuery: Sendable, Equatable {
             case .adNetworkName: "The ad network's name from the registry, else its id."
             case .campaign: "The campaign: digits 1-2 of the source identifier (the campaign-id before SKAdNetwork 4.0), and the campaign column of the network's report."
             case .country: "The unsigned country-code of the postbacks (empty when Apple sent none), and the country column of the network's report."
+            case .conversionType: "download (a new install), redownload or re-engagement, as Apple signed it; networks' reports give spend and claims for no type, so they show on the rows with an empty conversion_type."
             }
         }
     }

@@ -148,7 +148,7 @@ public struct PerformanceReader: Sendable {
 
     /// The grouping expressions for `columns`, in the query's order, then the day the amounts are converted at.
     static func select(_ query: PerformanceQuery, day: String, app: String, appName: String, adNetwork: String, campaign: String, country: String,
-                       _ dialect: SQLDialect) -> [String] {
+                       conversionType: String = "''", _ dialect: SQLDialect) -> [String] {
         query.groupBy.map { dimension in
             switch dimension {
             case .day: day
@@ -159,6 +159,7 @@ public struct PerformanceReader: Sendable {
             case .adNetworkName: "coalesce(an.name, \(ReportQuery.Dimension.builtIn(NameRegistry.builtInAdNetworks, of: adNetwork)), \(adNetwork))"
             case .campaign: campaign
             case .country: country
+            case .conversionType: conversionType
             }
         } + [day]
     }
@@ -188,7 +189,7 @@ public struct PerformanceReader: Sendable {
     static func verifiedSQL(_ query: PerformanceQuery, _ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         let day = Self.day(query.basis == .install ? "c.estimated_install_at" : "c.received_at", query, dialect)
         let selected = select(query, day: day, app: "c.app", appName: "c.app_name", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
-                              country: "coalesce(c.country_code_unsigned, '')", dialect)
+                              country: "coalesce(c.country_code_unsigned, '')", conversionType: "coalesce(c.conversion_type, '')", dialect)
         let (conditions, arguments) = filters(query, day: day, app: "c.app", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
                                               country: "coalesce(c.country_code_unsigned, '')")
         let install = "c.did_win = 1 AND c.conversion_window = 0 AND c.conversion_class = 'install'"
