@@ -14,7 +14,7 @@ struct Countersign: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
             SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self, ReportCommand.self, ExportCommand.self, PerformanceCommand.self, ReconcileCommand.self, SpendCommand.self,
-            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self, ForwardCommand.self, SetupCommand.self,
+            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self, ForwardCommand.self, SetupCommand.self, SigningCommand.self,
         ]
     )
 }

@@ -27,7 +27,17 @@ import TestSupport
         let split = try #require(document.range(of: "## Spend, claims and return"))
         let postbacks = try #require(document.range(of: "## Postback by postback"))
         let reports = document[..<split.lowerBound], performance = document[split.lowerBound..<postbacks.lowerBound]
-        let reconciliation = document[postbacks.lowerBound...]
+        let signingStart = try #require(document.range(of: "## What each network signs"))
+        let reconciliation = document[postbacks.lowerBound..<signingStart.lowerBound], signing = document[signingStart.lowerBound...]
+        // What each network signs (issue 48, item 6): the same words in the docs, the CLI's help and the OpenAPI document.
+        let signingHelp = Self.flat(SigningCommand.helpMessage(columns: 120))
+        let openAPI = Self.flat(try Self.read("docs/openapi.yaml"))
+        for column in SigningMix.Column.allCases {
+            #expect(signing.contains("| `\(column.rawValue)` | \(column.definition) |"), "docs/metrics.md, signing: \(column.rawValue)")
+            #expect(signingHelp.contains("\(column.rawValue): \(Self.flat(column.definition))"), "signing --help: \(column.rawValue)")
+            #expect(openAPI.contains("\(column.rawValue): { type: ") && openAPI.contains("description: '\(Self.flat(column.definition))' }"), "openapi: \(column.rawValue)")
+        }
+        #expect(Set(Self.defined(signing)) == Set(SigningMix.Column.allCases.map(\.rawValue)))
         for metric in ReportMetric.allCases {
             #expect(reports.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md: \(metric.rawValue)")
         }

@@ -35,6 +35,7 @@ import TestSupport
         "GET /v1/postbacks/{identifier}": .read,
         "GET /v1/schemas/{app}": .read,
         "GET /v1/schemas/{app}/published": .encoder,
+        "GET /v1/networks/signing": .read,
         "PUT /v1/schemas/{app}": .schemas,
         "GET /v1/ad-networks": .read,
         "PUT /v1/ad-networks/{network}": .schemas,

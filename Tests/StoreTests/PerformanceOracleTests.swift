@@ -204,6 +204,49 @@ import TestSupport
         }
     }
 
+    /// What each network signs (issue 48, item 6), recounted from the raw rows on both engines.
+    @Test(arguments: TestEngine.allCases) func whatEachNetworkSignsEqualsTheRawRows(engine: TestEngine) async throws {
+        let (store, _) = try await Self.fixture(engine)
+        defer { store.close() }
+        let table = try await store.signingMix.report(app: nil, days: 400, now: Timestamp.parse("2026-11-21")!)
+        let column = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1, $0) })
+        var counts: [String: [String: Int]] = [:]
+        for row in try await store.rows("""
+            SELECT ad_network_id, protocol, version, did_win, conversion_window, tier_min, interaction, conversion_class, countable
+            FROM postbacks WHERE outcome = 'verified' AND environment = 'production'
+            """) {
+            let network = try row.get("ad_network_id", as: String.self)
+            let version = try row.get("version", as: String?.self) ?? ""
+            let family = try row.get("protocol", as: String.self)
+            let window = try row.get("conversion_window", as: Int.self), win = try row.get("did_win", as: Bool.self)
+            var tags = ["postbacks", "window_\(window)", "tier_\(try row.get("tier_min", as: Int.self))", win ? "winning" : "non_winning"]
+            tags.append(family == "aak" ? "aak" : version == "4.0" ? "skan_4" : version == "3.0" ? "skan_3" : "skan_1_2")
+            if try row.get("interaction", as: String?.self) == "view" { tags.append("view_through") }
+            let conversionClass = try row.get("conversion_class", as: String?.self)
+            if conversionClass == "re-engagement" { tags.append("re_engagements") }
+            if try row.get("countable", as: Bool.self), win, window == 0, conversionClass == "install" { tags.append("installs") }
+            for tag in tags { counts[network, default: [:]][tag, default: 0] += 1 }
+        }
+        var claims: [String: Int] = [:]
+        for row in try await store.rows("SELECT ad_network_id, claimed_installs FROM spend_daily") {
+            claims[try row.get("ad_network_id", as: String.self), default: 0] += try row.get("claimed_installs", as: Int?.self) ?? 0
+        }
+        #expect(table.rows.count == Set(counts.keys).union(claims.keys).count)
+        for row in table.rows {
+            let network = Self.cell(row[column["ad_network"]!]) ?? ""
+            let mine = counts[network] ?? [:]
+            let total = mine["postbacks", default: 0]
+            #expect(Self.cell(row[column["postbacks"]!]) == String(total), "\(network) postbacks")
+            #expect(Self.cell(row[column["installs"]!]) == String(mine["installs", default: 0]), "\(network) installs")
+            #expect(Self.cell(row[column["claimed_installs"]!]) == claims[network].map(String.init), "\(network) claims")
+            for share in SigningMix.Column.allCases.map(\.rawValue) where !["ad_network", "postbacks", "installs", "claimed_installs"].contains(share) {
+                let expected = total == 0 ? nil : String(format: "%.4f", Double(mine[share, default: 0]) / Double(total))
+                #expect(Self.cell(row[column[share]!]) == expected, "\(network) \(share)")
+            }
+        }
+        #expect(counts.values.contains { ($0["skan_3"] ?? 0) > 0 } && counts.values.contains { ($0["aak"] ?? 0) > 0 }, "the trial sends both")
+    }
+
     /// `by=conversion_type` (issue 49, finding 1): new installs, redownloads and re-engagements apart, counted from raw rows;
     /// spend and claims, which networks give for no type, on the rows with an empty type.
     @Test(arguments: TestEngine.allCases) func conversionTypesSplitInstallsAndReEngagements(engine: TestEngine) async throws {

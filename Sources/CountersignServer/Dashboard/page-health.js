@@ -43,6 +43,21 @@ function renderSetup(main, status) {
   ] });
 }
 
+/** What each network signs: its postbacks' protocol versions, winners, windows, view-through and re-engagements. */
+function renderSigning(main, signing) {
+  const mix = section(main, 'What each network signs (last 30 days)', { wide: true,
+    note: 'Shares of the postbacks Apple signed for each network (production keys, every window and class). A network said to "behave as SKAdNetwork 3" shows it here: no later windows, no coarse values. Tiers are in GET /v1/networks/signing and countersign signing (docs/metrics.md).' });
+  table(mix, { id: 'signing', caption: 'Postbacks by network: versions, winners, windows, view-through, re-engagements', rows: signing.rows, report: signing, columns: [
+    { key: 'ad_network', label: 'Ad network' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+    { key: 'skan_1_2', label: 'SKAN 1-2', kind: 'share' }, { key: 'skan_3', label: 'SKAN 3', kind: 'share' },
+    { key: 'skan_4', label: 'SKAN 4', kind: 'share' }, { key: 'aak', label: 'AAK', kind: 'share' },
+    { key: 'non_winning', label: 'Non-winning', kind: 'share' }, { key: 'window_1', label: 'Window 1', kind: 'share' },
+    { key: 'window_2', label: 'Window 2', kind: 'share' }, { key: 'view_through', label: 'View-through', kind: 'share' },
+    { key: 're_engagements', label: 'Re-engage', kind: 'share' }, { key: 'installs', label: 'Installs', kind: 'count' },
+    { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
+  ] });
+}
+
 /** Outcomes over time, outcomes by reason, and the unverifiable postbacks waiting for a key. */
 function renderOutcomes(main, outcomes, reasons, waiting) {
   const overTime = section(main, 'Verification outcomes per day');
@@ -68,8 +83,9 @@ export default {
   title: 'Health',
   async render(main, query) {
     const filters = reportFilters(query, { uncounted: false });
-    const [status, outcomes, reasons, waiting, jobs, first] = await Promise.all([
+    const [status, signing, outcomes, reasons, waiting, jobs, first] = await Promise.all([
       api('setup', { app: filters.app }),
+      api('networks/signing', { app: filters.app }),
       api('intake', { ...filters, by: 'day,status' }),
       api('intake', { ...filters, by: 'status,reason' }),
       api('intake', { ...filters, status: 'unverifiable', by: 'protocol,version,reason' }),
@@ -78,6 +94,7 @@ export default {
     ]);
 
     renderSetup(main, status);
+    renderSigning(main, signing);
     // Requests received come from the database, so a restart does not reset them; the rest is this receiver's own.
     const received = total(outcomes.rows, 'postbacks');
     const server = section(main, 'This server', { wide: true, note: first

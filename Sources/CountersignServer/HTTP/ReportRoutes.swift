@@ -3,9 +3,18 @@ import JWS
 import Store
 import Postback
 
-/// `GET /v1/reports`, `GET /v1/conversions` and `GET /v1/conversions/export`.
+/// `GET /v1/reports`, `GET /v1/conversions`, `GET /v1/conversions/export` and `GET /v1/networks/signing`.
 enum ReportRoutes {
     static func add(to api: PrivateAPI, store: StoreDatabase, limits: ServerLimits) {
+        // What each network signs, over the last `days` days (docs/metrics.md).
+        api.read.get("networks/signing") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: ["app", "days", "format"])
+            let app = try QueryParameters.app(request)
+            try context.requireApp(app)
+            let days = try QueryParameters.limit(request, default: 30, name: "days", maximum: 400)
+            let format = try QueryParameters.format(request)
+            return JSONResponse.make(text: format.render(try await store.signingMix.report(app: app, days: days)), contentType: format.contentType)
+        }
         api.read.get("reports") { request, context in
             let (query, format) = try await parse(request, extra: ["format"], store: store)
             try context.requireApp(query.app)
