@@ -57,6 +57,13 @@ import TestSupport
             #expect(open.status == .ok && open.headers[.cacheControl] == "public, max-age=300" && open.headers[.eTag] == tag)
             let stillPrivate = try await client.execute(uri: "/v1/schemas/\(Self.app)", method: .get)
             #expect(stillPrivate.status == .unauthorized, "only the published form is public")
+            // A new revision is published at once, with a new ETag; the old one no longer matches.
+            let shop = Array(try Data(contentsOf: Checkout.root.appendingPathComponent("examples/schemas/game.json")))
+            let changed = Array(String(decoding: shop, as: UTF8.self).replacingOccurrences(of: "\"Dragon Harbor (game)\"", with: "\"Dragon Harbor\"").utf8)
+            #expect(changed != shop, "the name to change is in the example")
+            #expect(try await client.execute(uri: "/v1/schemas/\(Self.app)", method: .put, headers: [.authorization: "Bearer \(uploader)"], body: ByteBuffer(bytes: changed)).status == .ok)
+            let second = try await client.execute(uri: Self.path, method: .get, headers: [.ifNoneMatch: tag])
+            #expect(second.status == .ok && second.headers[.init("Schema-Revision")!] == "2")
         }
     }
 }

@@ -1,8 +1,6 @@
 import ConversionSchema
-import CountersignEncoder
 import Foundation
 import Hummingbird
-import SchemaDesign
 import JWS
 import Store
 import Postback
@@ -45,35 +43,27 @@ enum SchemaRoutes {
             headers[.init("Schema-Waiting-Postbacks")!] = String(try await store.ledger.waitingForDecoding(app: app))
             return JSONResponse.make(text: stored.document, headers: headers)
         }
-        // The current revision in the form apps encode with (docs/app-integration.md), cacheable by its ETag.
+        // The current revision in the form apps encode with (docs/app-integration.md), cacheable by its ETag; made once
+        // per revision, since anyone may ask when the app says so.
+        let published = PublishedSchemaCache()
         api.published.get("schemas/:app/published") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: [])
             let app = try QueryParameters.pathApp(context, example: "/v1/schemas/1108187390/published")
-            guard let stored = try await store.schemas.document(app: app), let schema = SchemaReader.check(Array(stored.document.utf8)).schema else {
+            guard let entry = try await published.entry(app: app, store: store) else {
                 throw APIError(.notFound, .schemaNotFound, "no schema has been uploaded for app \(app)")
             }
-            let body = try published(EncodingSchemaCompiler.compile(schema, revision: stored.revision))
-            let tag = "\"" + sha256(body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
             var headers = HTTPFields()
-            headers[.eTag] = tag
+            headers[.eTag] = entry.tag
             headers[.cacheControl] = context.grant == nil ? "public, max-age=300" : "private, max-age=300"
-            headers[.init("Schema-Revision")!] = String(stored.revision)
+            headers[.init("Schema-Revision")!] = String(entry.revision)
             // RFC 9110: If-None-Match compares weakly, so W/"tag" matches "tag"; * matches any current document.
             let held = request.headers[.ifNoneMatch]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
-            if held.contains(where: { $0 == "*" || $0 == tag || $0 == "W/" + tag }) {
+            if held.contains(where: { $0 == "*" || $0 == entry.tag || $0 == "W/" + entry.tag }) {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentType] = "application/json"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: entry.body)))
         }
-    }
-
-    /// The encoder's form as JSON: keys sorted and dates in ISO 8601, so the same revision gives the same bytes.
-    static func published(_ schema: EncodingSchema) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return Array(try encoder.encode(schema))
     }
 
     static func diagnostic(_ diagnostic: SchemaDiagnostic) -> JSONValue {
