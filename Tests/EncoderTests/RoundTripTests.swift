@@ -14,21 +14,23 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let names = ["tutorial", "level_5", "share", "subscribe"]
     static let histories = 10_000
+    /// Seeds start here: 1,000 unless `COUNTERSIGN_ROUND_TRIP_SEED` names another base, for a run with fresh seeds.
+    static let base = UInt64(ProcessInfo.processInfo.environment["COUNTERSIGN_ROUND_TRIP_SEED"] ?? "") ?? 1_000
 
     @Test(arguments: ["game", "shop", "subscription"])
     func exampleSchemas(name: String) throws {
         let bytes = Array(try Data(contentsOf: Self.root.appendingPathComponent("examples/schemas/\(name).json")))
         let schema = try #require(SchemaReader.check(bytes).schema)
-        try Self.roundTrip(schema, seed: 1, label: name)
+        try Self.roundTrip(schema, seed: Self.base + 1, label: "\(name), seed \(Self.base + 1)")
     }
 
     @Test(arguments: 0..<12)
     func randomSchemas(seed: Int) throws {
-        var generator = SeededGenerator(seed: UInt64(1_000 + seed))
+        var generator = SeededGenerator(seed: Self.base + UInt64(seed))
         let document = Self.randomSchema(&generator)
         let check = SchemaReader.check(Array(document.utf8))
-        let schema = try #require(check.schema, "seed \(1_000 + seed): the generated schema does not check: \(check.errors)\n\(document)")
-        try Self.roundTrip(schema, seed: UInt64(seed), label: "random schema, seed \(1_000 + seed)")
+        let schema = try #require(check.schema, "seed \(Self.base + UInt64(seed)): the generated schema does not check: \(check.errors)\n\(document)")
+        try Self.roundTrip(schema, seed: Self.base + UInt64(seed), label: "random schema, seed \(Self.base + UInt64(seed))")
     }
 
     /// What one value means, read with the decoder ingest uses.
