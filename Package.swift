@@ -65,6 +65,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The delivery templates shipped with every release (docs/operations.md#delivery-templates).
+            resources: [.embedInCode("Forwarding/Templates/appmetrica.json"), .embedInCode("Forwarding/Templates/branch.json"),
+                        .embedInCode("Forwarding/Templates/unity.json"), .embedInCode("Forwarding/Templates/airbridge.json"),
+                        .embedInCode("Forwarding/Templates/enriched.json")],
             swiftSettings: strict
         ),
         // The server as a library: routes, services, settings, rendering, the application builder.

@@ -6,7 +6,7 @@ public struct StoreCopier: Sendable {
     /// The tables copied, parents before children. The rollup is not copied: the target folds the copied postbacks.
     /// Tables with an `id` are copied in chunks of ids; the others (registries, small by nature) in chunks by position.
     public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs",
-                                "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox",
+                                "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox", "forward_templates", "forward_secrets",
                                 "spend_imports", "spend", "spend_current", "exchange_rates", "arrivals_daily"]
 
     /// What one run did.

@@ -137,6 +137,8 @@ public final class StoreDatabase: Service, Sendable {
     public var apps: AppRegistry { AppRegistry(engine: engine) }
     /// Forwarding rules and the outbox of postbacks to relay to partners.
     public var forwarding: ForwardingOutbox { ForwardingOutbox(engine: engine) }
+    /// The delivery templates forwarding rules name.
+    public var deliveryTemplates: DeliveryTemplateStore { DeliveryTemplateStore(engine: engine) }
     /// Online backups of an SQLite store.
     public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

@@ -167,8 +167,75 @@ import TestSupport
         }
     }
 
-    @Test func aReceiverKilledMidDeliveryDeliversAgainWithTheSameKey() async throws {
-        let partners = PartnerStandIn(["held": .slow(0.6)])
+    /// Templates, partner headers and test deliveries over the API (issue 48): a rule names a template that exists and
+    /// shows its header's name, never its value; a network's own template is added, shown, guarded and removed; a test
+    /// delivery reaches the partner marked, and the answer shows the secret as (secret).
+    @Test func templatesHeadersAndTestDeliveriesOverTheAPI() async throws {
+        let partners = PartnerStandIn(["intake": .accept, "refusing": .failFirst(100, status: 401)])
+        let server = LiveServer(engine: .sqlite)
+        let store = try server.store()
+        let admin = try await store.apiKeys.create(name: "ops", scopes: [.admin]).key
+        let secret = "tok-\(UUID().uuidString)"
+        try await partners.serve { base in
+            try await server.run { client in
+                func call(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil) async throws -> (HTTPResponse.Status, JSONObject?) {
+                    let response = try await client.execute(uri: uri, method: method, headers: Self.bearer(admin), body: body.map { ByteBuffer(string: $0) })
+                    #expect(!String(buffer: response.body).contains(secret), "\(method) \(uri) never answers with the secret")
+                    return (response.status, response.json)
+                }
+                let rule = #"{"url": "\#(base)/intake", "template": "appmetrica", "header": {"name": "Authorization", "value": "\#(secret)"}}"#
+                let (setStatus, set) = try await call(.put, "/v1/forwarding/rules/metrica", rule)
+                #expect(setStatus == .ok && set?["template"] == .string("appmetrica") && set?["header"] == .string("Authorization"))
+                let (_, unknown) = try await call(.put, "/v1/forwarding/rules/x", #"{"url": "\#(base)/intake", "template": "nope"}"#)
+                #expect(unknown?["error"] == .string("bad_parameter") && unknown?["message"]?.string?.contains("nope") == true)
+                let (badStatus, bad) = try await call(.put, "/v1/forwarding/rules/x", #"{"url": "\#(base)/intake", "header": {"name": "Content-Type", "value": "\#(secret)"}}"#)
+                #expect(badStatus == .badRequest && bad?["error"] == .string("bad_parameter"))
+                // Nothing stored yet: a test has nothing to send.
+                let (emptyStatus, empty) = try await call(.post, "/v1/forwarding/rules/metrica/test")
+                #expect(emptyStatus == .conflict && empty?["error"] == .string("forward_test_no_postback"))
+                #expect(try await call(.post, "/v1/forwarding/rules/absent/test").0 == .notFound)
+
+                #expect(try await client.execute(uri: aakPath, method: .post, body: try LiveServer.aak("T-1")).status == .ok)
+                let (testStatus, test) = try await call(.post, "/v1/forwarding/rules/metrica/test")
+                #expect(testStatus == .ok && test?["accepted"] == .bool(true) && test?["status"] == .number("200"))
+                #expect(test?["headers"]?.object?["Authorization"] == .string("(secret)"))
+                let arrival = try #require(partners.arrivals("intake").last)
+                #expect(arrival.headers["authorization"] == secret && arrival.headers["countersign-test"] == "true")
+                let sent = try #require(try JSONParser.parse(arrival.body).object)
+                #expect(sent["countersign-test"] == .bool(true) && sent["timestamp"]?.string != nil && sent["jws-string"] != nil)
+                // A partner that refuses: its status and answer are shown, and the rule's entries are untouched.
+                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/refusing", "template": "appmetrica"}"#)
+                let (_, refused) = try await call(.post, "/v1/forwarding/rules/metrica/test")
+                #expect(refused?["accepted"] == .bool(false) && refused?["status"] == .number("401"))
+                #expect(partners.arrivals("refusing").last?.headers["authorization"] == secret, "set again without a header, the rule keeps it")
+
+                // A network's own template.
+                let mine = #"{"template": "mine", "source": "https://partner.example/docs", "fields": {"cid": "campaign"}}"#
+                #expect(try await call(.put, "/v1/forwarding/templates/mine", mine).0 == .ok)
+                #expect(try await call(.put, "/v1/forwarding/templates/other", mine).0 == .badRequest, "the path and the file agree")
+                #expect(try await call(.put, "/v1/forwarding/templates/branch", mine.replacingOccurrences(of: "mine", with: "branch")).1?["error"] == .string("forward_template_shipped"))
+                let (_, listed) = try await call(.get, "/v1/forwarding/templates")
+                guard case .array(let items)? = listed?["templates"] else { Issue.record("no templates listed"); return }
+                let names = items.compactMap { $0.object?["template"]?.string }
+                #expect(names == ["original", "airbridge", "appmetrica", "branch", "enriched", "unity", "mine"])
+                #expect(try await call(.get, "/v1/forwarding/templates/mine").1?["fields"]?.object?["cid"] == .string("campaign"))
+                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/intake", "template": "mine", "header": null}"#)
+                #expect(try await call(.delete, "/v1/forwarding/templates/mine").1?["error"] == .string("forward_template_in_use"))
+                let (_, plain) = try await call(.post, "/v1/forwarding/rules/metrica/test")
+                #expect(plain?["headers"]?.object?["Authorization"] == nil, "header: null removed it")
+                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/intake"}"#)
+                #expect(try await call(.delete, "/v1/forwarding/templates/mine").0 == .ok)
+                #expect(try await call(.get, "/v1/forwarding/templates/mine").1?["error"] == .string("forward_template_not_found"))
+            }
+        }
+    }
+
+    /// At least once across a SIGKILL, byte for byte (`original`) and through an enriched template with a partner's
+    /// header alike (issue 48): what was in flight is sent again with the same key, the same body and the same header.
+    /// With the header, the partner's secret appears nowhere but in the requests to the partner: not in the receivers'
+    /// logs (at debug level), their metrics, or what the CLI prints.
+    @Test(arguments: ["original", "enriched"]) func aReceiverKilledMidDeliveryDeliversAgainWithTheSameKey(template: String) async throws {
+        let partners = PartnerStandIn(["held": .slow(0.6), "tested": .accept])
         let work = Checkout.temporaryDirectory()
         let database = work + "/forward.sqlite"
         _ = try await countersign(["keys", "generate", "--out", work + "/key"])
@@ -177,9 +244,17 @@ import TestSupport
         let count = 40
         let bodies = try (0..<count).map { try Mint.aak(AAKPostbackFields(postbackID: Mint.uuid("K-\($0)")), key: key, keyID: "network/0") }
         let keys = Set((0..<count).map { "aak:" + Mint.uuid("K-\($0)") })
+        let secret = "pt-\(UUID().uuidString.lowercased())"
+        let logLevel = template == "original" ? "critical" : "debug"
+        try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: work + "/secret"))
         try await partners.serve { base in
-            let first = try ReceiverProcess(database: database, extraArguments: arguments)
-            #expect(try await countersign(["forward", "set", "held", "--url", base + "/held", "--timeout", "2", "--concurrency", "4", "--database", database]).status == 0)
+            var printed: [String] = []
+            let first = try ReceiverProcess(database: database, extraArguments: arguments, logLevel: logLevel)
+            var rule = ["forward", "set", "held", "--url", base + "/held", "--timeout", "2", "--concurrency", "4", "--template", template, "--database", database]
+            if template != "original" { rule += ["--header", "X-Partner-Token", "--secret-file", work + "/secret"] }
+            let set = try await countersign(rule)
+            #expect(set.status == 0, "\(set.stderr)")
+            printed += [set.stdout, set.stderr]
             let client = HTTPClient.shared
             for body in bodies {
                 var request = HTTPClientRequest(url: first.url + aakPath)
@@ -191,7 +266,8 @@ import TestSupport
             #expect(await eventually(within: 30) { partners.inFlight("held") >= 2 && partners.arrivals("held").count >= 8 })
             let inFlightAtKill = partners.inFlight("held")
             first.stop(SIGKILL)
-            let second = try ReceiverProcess(database: database, extraArguments: arguments)
+            printed.append(first.printed)
+            let second = try ReceiverProcess(database: database, extraArguments: arguments, logLevel: logLevel)
             defer { second.stop() }
             let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(database)))
             let settled = try await eventually(within: 60) {
@@ -207,6 +283,43 @@ import TestSupport
                 #expect(Set(arrivals.map(\.body)).count == 1, "\(key): every repeat is the same body under the same key")
             }
             #expect(try await Self.status(store)["held"]?["dead"] == .number("0"))
+            let byKey = Dictionary(grouping: partners.arrivals("held"), by: \.idempotencyKey).compactMapValues(\.first)
+            for (index, body) in bodies.enumerated() {
+                let arrival = try #require(byKey["aak:" + Mint.uuid("K-\(index)")])
+                if template == "original" {
+                    #expect(arrival.body == body, "byte for byte")
+                    #expect(arrival.headers["x-partner-token"] == nil)
+                } else {
+                    let sent = try #require(try JSONParser.parse(arrival.body).object)
+                    #expect(sent["jws-string"] == (try JSONParser.parse(body)).object?["jws-string"] && sent["dedup_key"] == .string(arrival.idempotencyKey))
+                    #expect(arrival.headers["x-partner-token"] == secret)
+                }
+            }
+            guard template != "original" else { return }
+            // A test delivery through the same rule, to a partner that records it; nothing is counted.
+            let delivered = try await Self.status(store)["held"]?["delivered"]
+            _ = try await countersign(["forward", "set", "held", "--url", base + "/tested", "--template", template, "--database", database])
+            let test = try await countersign(["forward", "test", "held", "--database", database])
+            #expect(test.status == 0, "\(test.stderr)")
+            let answer = try #require(try JSONParser.parse(Array(test.stdout.utf8)).object)
+            #expect(answer["status"] == .number("200") && answer["accepted"] == .bool(true))
+            let arrival = try #require(partners.arrivals("tested").first)
+            #expect(arrival.headers["countersign-test"] == "true" && arrival.headers["x-partner-token"] == secret && arrival.idempotencyKey.hasPrefix("test-"))
+            #expect(try JSONParser.parse(arrival.body).object?["countersign-test"] == .bool(true))
+            #expect(try await Self.status(store)["held"]?["delivered"] == delivered, "a test counts nothing")
+            printed += [test.stdout, test.stderr]
+            for command in [["forward", "rules"], ["forward", "rules", "--json"], ["forward", "status", "--json"], ["forward", "list", "--state", "pending"]] {
+                let run = try await countersign(command + ["--database", database])
+                printed += [run.stdout, run.stderr]
+            }
+            var metrics = HTTPClientRequest(url: second.url + "/metrics")
+            metrics.method = .GET
+            let exposition = try await client.execute(metrics, timeout: .seconds(10))
+            printed.append(String(buffer: try await exposition.body.collect(upTo: 8 << 20)))
+            second.stop()
+            printed.append(second.printed)
+            #expect(printed.joined().contains("X-Partner-Token"), "the header's name is shown")
+            #expect(!printed.joined().contains(secret), "the secret is in no log line, metric or CLI output")
         }
     }
 }
@@ -219,11 +332,11 @@ import TestSupport
     }
 
     @Test func failuresAreClassifiedByType() {
-        #expect(Forwarder.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect")).answer == "refused")
-        #expect(Forwarder.describe(HTTPClientError.deadlineExceeded).answer == "timeout")
-        #expect(Forwarder.describe(HTTPClientError.connectTimeout).answer == "timeout")
-        #expect(Forwarder.describe(IOError(errnoCode: ECONNRESET, reason: "read")).answer == "network")
+        #expect(PartnerRequest.describe(IOError(errnoCode: ECONNREFUSED, reason: "connect")).answer == "refused")
+        #expect(PartnerRequest.describe(HTTPClientError.deadlineExceeded).answer == "timeout")
+        #expect(PartnerRequest.describe(HTTPClientError.connectTimeout).answer == "timeout")
+        #expect(PartnerRequest.describe(IOError(errnoCode: ECONNRESET, reason: "read")).answer == "network")
         // A message that mentions refusal is not a refused connection.
-        #expect(Forwarder.describe(Described(description: "the partner refused the body")).answer == "network")
+        #expect(PartnerRequest.describe(Described(description: "the partner refused the body")).answer == "network")
     }
 }

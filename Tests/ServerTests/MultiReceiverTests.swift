@@ -17,13 +17,16 @@ final class ReceiverProcess: @unchecked Sendable {
     private let output = OutputBuffer()
     private(set) var url = ""
 
-    /// Starts a receiver on a free port and waits until it listens.
-    init(database: String, extraArguments: [String] = []) throws {
+    /// Everything the receiver printed so far, its log included.
+    var printed: String { output.text }
+
+    /// Starts a receiver on a free port and waits until it listens; it logs at `logLevel`.
+    init(database: String, extraArguments: [String] = [], logLevel: String = "critical") throws {
         process.executableURL = URL(fileURLWithPath: Checkout.binary)
-        process.arguments = ["serve", "--port", "0", "--database", database, "--keys-dir", Checkout.keys, "--log-level", "critical"] + extraArguments
+        process.arguments = ["serve", "--port", "0", "--database", database, "--keys-dir", Checkout.keys, "--log-level", logLevel] + extraArguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        process.standardError = pipe
         // At the end of the stream the handler is called again and again with nothing: it stops itself there, or it
         // spins a core for as long as the test runs.
         pipe.fileHandleForReading.readabilityHandler = { [output] handle in

@@ -27,6 +27,8 @@ final class PartnerStandIn: Sendable {
         let idempotencyKey: String
         let attempt: Int
         let contentType: String?
+        /// Every header, by lowercased name.
+        let headers: [String: String]
         let body: [UInt8]
         let at: Date
         /// The status answered (nil while held or when the answer never left).
@@ -77,7 +79,9 @@ final class PartnerStandIn: Sendable {
             let (index, before) = self.state.withLock { state in
                 let before = state.arrivals.filter { $0.path == path && $0.idempotencyKey == key }.count
                 state.arrivals.append(Arrival(path: path, idempotencyKey: key, attempt: Int(header("countersign-attempt") ?? "") ?? 0,
-                                              contentType: request.headers[.contentType], body: bytes, at: Date()))
+                                              contentType: request.headers[.contentType],
+                                              headers: Dictionary(request.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { $1 }),
+                                              body: bytes, at: Date()))
                 state.inFlight[path, default: 0] += 1
                 state.mostInFlight[path] = max(state.mostInFlight[path] ?? 0, state.inFlight[path]!)
                 return (state.arrivals.count - 1, before)

@@ -4,8 +4,8 @@ import JWS
 import Postback
 import Store
 
-/// `/v1/forwarding/...`: forwarding rules, the outbox's status, its dead letters and retries (all with the admin scope,
-/// and a key for every app: forwarding spans every app).
+/// `/v1/forwarding/...`: forwarding rules, their delivery templates and test deliveries, the outbox's status, its dead
+/// letters and retries (all with the admin scope, and a key for every app: forwarding spans every app).
 enum ForwardingRoutes {
     static let maximumBodySize = 16 * 1024
 
@@ -21,10 +21,11 @@ enum ForwardingRoutes {
             try QueryParameters.refuseUnknown(request, allowed: [])
             let name = context.parameters.get("name") ?? ""
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
-            let rule = try rule(name: name, body: Array(buffer: body))
-            do { try await store.forwarding.set(rule, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
+            let (rule, header) = try rule(name: name, body: Array(buffer: body))
+            do { try await store.forwarding.set(rule, header: header, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
                 throw APIError(.badRequest, .badParameter, problem.description)
             } catch let refusal as ForwardingOutbox.Refusal {
+                if case .noSuchTemplate = refusal { throw APIError(.badRequest, .badParameter, "template: \(refusal.description)") }
                 throw APIError(.conflict, .forwardRuleLimit, refusal.description)
             }
             let stored = try await store.forwarding.rules().first { $0.name == name }
@@ -46,6 +47,20 @@ enum ForwardingRoutes {
                 JSONMember(key: "removed", value: .string(name)), JSONMember(key: "dropped_entries", value: .number(String(dropped))),
             ]))
         }
+        api.admin.post("forwarding/rules/:name/test") { request, context in
+            try context.requireEveryApp("forwarding")
+            try QueryParameters.refuseUnknown(request, allowed: [])
+            let name = context.parameters.get("name") ?? ""
+            let delivery: ForwardDelivery?
+            do { delivery = try await store.forwarding.testDelivery(rule: name) } catch let refusal as ForwardingOutbox.Refusal {
+                throw APIError(.conflict, .forwardTestNoPostback, refusal.description)
+            }
+            guard let delivery else {
+                throw APIError(.notFound, .forwardRuleNotFound, "no forwarding rule is named \(name); GET /v1/forwarding/rules lists them")
+            }
+            return JSONResponse.make(await TestDelivery.send(delivery))
+        }
+        DeliveryTemplateRoutes.add(to: api, store: store)
         api.admin.get("forwarding/status") { request, context in
             try context.requireEveryApp("forwarding")
             try QueryParameters.refuseUnknown(request, allowed: ["format"])
@@ -128,11 +143,12 @@ enum ForwardingRoutes {
     }
 
     /// The body `{"url": ..., "ad_network": ..., "app": ..., "protocol": "aak"|"skan", "environment": ..., "concurrency": n,
-    /// "rate": n, "max_age": seconds, "timeout": seconds}`; only `url` is required.
-    static func rule(name: String, body: [UInt8]) throws -> ForwardRule {
-        let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10, "max_entries": 1000000}"#
+    /// "rate": n, "max_age": seconds, "timeout": seconds, "template": name, "header": {"name": ..., "value": ...}}`; only
+    /// `url` is required. `header` absent keeps the rule's header and secret, null removes them.
+    static func rule(name: String, body: [UInt8]) throws -> (ForwardRule, PartnerHeader.Change) {
+        let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10, "max_entries": 1000000, "template": "enriched", "header": {"name": "Authorization", "value": "Bearer ..."}}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
-        let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout", "max_entries"]
+        let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout", "max_entries", "template", "header"]
         for member in object.members where !known.contains(member.key) {
             throw APIError(.badRequest, .badParameter, "\(member.key): unknown field; \(usage)")
         }
@@ -181,6 +197,21 @@ enum ForwardingRoutes {
             }
             rule.maximumEntries = Int(entries)
         }
-        return rule
+        rule.template = try text("template") ?? rule.template
+        return (rule, try headerChange(object["header"]))
+    }
+
+    /// `header`: absent keeps the rule's header, null removes it, `{"name": ..., "value": ...}` sets it. The value is
+    /// never echoed, in an answer or an error.
+    static func headerChange(_ value: JSONValue?) throws -> PartnerHeader.Change {
+        guard let value else { return .keep }
+        if value == .null { return .remove }
+        let usage = #"header: must be {"name": "Authorization", "value": "Bearer ..."} to set the partner's header, or null to remove it"#
+        guard let object = value.object, object.members.count == 2, let name = object["name"]?.string, let secret = object["value"]?.string else {
+            throw APIError(.badRequest, .badParameter, usage)
+        }
+        do { return .set(try PartnerHeader(name: name, value: secret)) } catch {
+            throw APIError(.badRequest, .badParameter, error.description)
+        }
     }
 }

@@ -9,8 +9,8 @@ import ServiceLifecycle
 import Store
 import Synchronization
 
-/// Delivers the forwarding outbox to partners: each entry's original body, byte for byte, POSTed to its rule's URL with
-/// the postback's dedup key as `Idempotency-Key`, retried by ``ForwardingSchedule`` until its deadline, then dead.
+/// Delivers the forwarding outbox to partners: each entry's body (Apple's byte for byte, or as the rule's template makes
+/// it) POSTed to its rule's URL with the postback's dedup key as `Idempotency-Key` and the rule's header, retried by ``ForwardingSchedule`` until its deadline, then dead.
 ///
 /// Every receiver runs one; they share the outbox. Entries are claimed per partner within the partner's concurrency and
 /// rate (``ForwardingOutbox/claim(partner:limit:now:)``), so a partner that is slow or down holds only its own slots and
@@ -87,27 +87,9 @@ final class Forwarder: Service, Sendable {
 
     /// One attempt for one claimed entry, and its outcome recorded.
     func deliver(_ delivery: ForwardDelivery, client: HTTPClient) async {
-        var request = HTTPClientRequest(url: delivery.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "Idempotency-Key", value: delivery.dedupKey)
-        request.headers.add(name: "Countersign-Attempt", value: String(delivery.attempts + 1))
-        request.headers.add(name: "User-Agent", value: "countersign/\(CountersignVersion.current)")
-        request.body = .bytes(ByteBuffer(bytes: delivery.body))
         let started = DispatchTime.now().uptimeNanoseconds
-        var answer: String
-        var failure: String?
-        var retryAfter: TimeInterval?
-        do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(delivery.timeout * 1000)))
-            answer = String(response.status.code)
-            if !(200..<300).contains(response.status.code) {
-                failure = "HTTP \(response.status.code) \(response.status.reasonPhrase)"
-                retryAfter = ForwardingSchedule.retryAfter(response.headers.first(name: "Retry-After"), now: Date())
-            }
-        } catch {
-            (answer, failure) = Self.describe(error)
-        }
+        let sent = await PartnerRequest.send(delivery, client: client)
+        let (answer, failure, retryAfter) = (sent.label, sent.failure, sent.retryAfter)
         Metrics.Timer(label: "countersign_forward_seconds", dimensions: [("partner", delivery.partner)], preferredDisplayUnit: .seconds, factory: metrics)
             .recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         Counter(label: "countersign_forward_attempts_total", dimensions: [("partner", delivery.partner), ("answer", answer)], factory: metrics).increment()
@@ -131,24 +113,6 @@ final class Forwarder: Service, Sendable {
             // The claim lapses and the entry is delivered again, with the same idempotency key.
             logger.error("cannot record a forwarding attempt", metadata: ["entry": "\(delivery.id)", "error": "\(error)"])
         }
-    }
-
-    /// A failed request's answer label (`timeout`, `refused` or `network`) and description, by the error's type.
-    static func describe(_ error: any Error) -> (answer: String, failure: String) {
-        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            return ("timeout", "no answer within the rule's timeout")
-        }
-        if case .connectTimeout? = error as? ChannelError { return ("timeout", "no answer within the rule's timeout") }
-        if isRefused(error) { return ("refused", "connection refused") }
-        return ("network", String(describing: error))
-    }
-
-    /// Whether the partner's host refused the connection: an `ECONNREFUSED` from the socket, alone or among the
-    /// attempts of a connection to several addresses.
-    private static func isRefused(_ error: any Error) -> Bool {
-        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
-        if let error = error as? NIOConnectionError { return error.connectionErrors.contains { isRefused($0.error) } }
-        return false
     }
 
     /// Marks rules full or not as their entries reach their limit, and sets `countersign_forward_full` per partner.

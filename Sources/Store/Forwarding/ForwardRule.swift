@@ -38,6 +38,11 @@ public struct ForwardRule: Sendable, Equatable {
     /// Outbox entries (pending and dead) the rule may hold; while it holds that many, new postbacks are not queued for
     /// it (``ForwardingOutbox/backfill(partner:since:now:)`` queues them once it has room).
     public var maximumEntries: Int
+    /// The delivery template its bodies are made with (``DeliveryTemplate``; `original` by default).
+    public var template: String
+    /// The header that carries the partner's secret (such as `Authorization`), when the rule sends one; its value is
+    /// never part of the rule (``ForwardingOutbox/set(_:header:maximumRules:)``).
+    public var header: String?
     /// When the rule was last set (ISO 8601 UTC); empty before it is stored.
     public var updatedAt: String
 
@@ -52,7 +57,8 @@ public struct ForwardRule: Sendable, Equatable {
     public init(name: String, url: String, adNetwork: String? = nil, app: AppID? = nil, postbackProtocol: PostbackProtocol? = nil,
                 environment: Environment = .production, concurrency: Int = 4, rate: Double = 50,
                 maximumAge: TimeInterval = ForwardRule.defaultMaximumAge, timeout: TimeInterval = 10,
-                maximumEntries: Int = ForwardRule.defaultMaximumEntries, updatedAt: String = "") {
+                maximumEntries: Int = ForwardRule.defaultMaximumEntries, template: String = DeliveryTemplate.original, header: String? = nil,
+                updatedAt: String = "") {
         self.name = name
         self.url = url
         self.adNetwork = adNetwork
@@ -64,6 +70,8 @@ public struct ForwardRule: Sendable, Equatable {
         self.maximumAge = maximumAge
         self.timeout = timeout
         self.maximumEntries = maximumEntries
+        self.template = template
+        self.header = header
         self.updatedAt = updatedAt
     }
 
@@ -104,6 +112,9 @@ public struct ForwardRule: Sendable, Equatable {
         }
         guard (1000...100_000_000).contains(rule.maximumEntries) else {
             throw Problem(field: "max_entries", message: "must be 1000 to 100000000 outbox entries (default 1000000)")
+        }
+        guard DeliveryTemplate.isName(rule.template) else {
+            throw Problem(field: "template", message: "must name a delivery template, such as original or enriched (countersign forward templates lists them)")
         }
     }
 
@@ -151,6 +162,8 @@ public struct ForwardRule: Sendable, Equatable {
             JSONMember(key: "max_age", value: number(maximumAge)),
             JSONMember(key: "timeout", value: number(timeout)),
             JSONMember(key: "max_entries", value: .number(String(maximumEntries))),
+            JSONMember(key: "template", value: .string(template)),
+            JSONMember(key: "header", value: header.map { .string($0) } ?? .null),
             JSONMember(key: "updated_at", value: .string(updatedAt)),
         ])
     }

@@ -2,8 +2,8 @@ import Foundation
 import JWS
 import Postback
 
-/// One outbox entry claimed for one delivery attempt: the original body, the idempotency key, and the claim that
-/// alone may record the outcome.
+/// One outbox entry claimed for one delivery attempt: the body its rule's template made, the idempotency key, the
+/// partner's header, and the claim that alone may record the outcome.
 public struct ForwardDelivery: Sendable, Equatable {
     /// The entry's id.
     public let id: Int64
@@ -15,14 +15,22 @@ public struct ForwardDelivery: Sendable, Equatable {
     /// The stored postback's id and dedup key (sent as the idempotency key, the same on every attempt).
     public let postbackID: Int64
     public let dedupKey: String
-    /// The body exactly as the device sent it.
+    /// What is sent: the body exactly as the device sent it (`original`), or as the rule's template made it.
     public let body: [UInt8]
+    /// The partner's header and secret, when the rule sends one.
+    public let header: PartnerHeader?
     /// Attempts made before this one.
     public let attempts: Int
     /// Retried until this moment, then dead.
     public let deadline: Date
     /// The claim this attempt holds.
     public let claimID: String
+
+    /// The same delivery with another body.
+    func with(body: [UInt8]) -> ForwardDelivery {
+        ForwardDelivery(id: id, partner: partner, url: url, timeout: timeout, postbackID: postbackID, dedupKey: dedupKey, body: body, header: header,
+                        attempts: attempts, deadline: deadline, claimID: claimID)
+    }
 }
 
 /// The state of an outbox entry an operator sees.
@@ -46,44 +54,66 @@ public struct ForwardingOutbox: Sendable {
         case tooManyRules(maximum: Int)
         /// The rule still holds undelivered entries (pending or dead) and they were not to be dropped.
         case undeliveredEntries(Int)
+        /// The rule names a template that does not exist.
+        case noSuchTemplate(String)
+        /// A test delivery found no stored postback the rule matches.
+        case nothingToTest(String)
 
         public var description: String {
             switch self {
             case .tooManyRules(let maximum): "there are \(maximum) forwarding rules, the most allowed; remove one, or raise --forward-max-rules"
             case .undeliveredEntries(let count): "the rule holds \(count) undelivered entries; deliver or retry them first, or remove it with drop_entries=true (CLI: --drop-entries)"
+            case .noSuchTemplate(let name): "no delivery template is named \(name); countersign forward templates lists them"
+            case .nothingToTest(let name): "no verified postback the rule \(name) matches is stored yet; a test sends the newest one, so send one first"
             }
         }
     }
 
-    /// Adds or replaces `rule`; it applies to postbacks stored from now on. A new rule is refused when `maximumRules`
-    /// rules exist (each rule costs every verified postback an outbox row).
-    public func set(_ rule: ForwardRule, maximumRules: Int = ForwardRule.defaultMaximumRules) async throws {
+    /// Adds or replaces `rule`; it applies to postbacks stored from now on (and its template and header to every
+    /// delivery from now on). `header` keeps, removes or sets the partner's header and secret; the rule's own `header`
+    /// is ignored. A new rule is refused when `maximumRules` rules exist (each rule costs every verified postback an
+    /// outbox row), and a rule naming a template that does not exist is refused.
+    public func set(_ rule: ForwardRule, header: PartnerHeader.Change = .keep, maximumRules: Int = ForwardRule.defaultMaximumRules) async throws {
         try ForwardRule.check(rule)
         let now = Timestamp.format(Date())
         try await engine.write { db in
             let count = try db.value("SELECT count(*) FROM forward_rules WHERE name <> ?", [rule.name], as: Int.self) ?? 0
             guard count < maximumRules else { throw Refusal.tooManyRules(maximum: maximumRules) }
+            guard try DeliveryTemplateStore.load(db, name: rule.template) != nil else { throw Refusal.noSuchTemplate(rule.template) }
             _ = try db.execute("""
-                INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, template, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET url = excluded.url, ad_network_id = excluded.ad_network_id, app = excluded.app,
                     protocol = excluded.protocol, environment = excluded.environment, concurrency = excluded.concurrency,
                     rate = excluded.rate, max_age = excluded.max_age, timeout = excluded.timeout, max_entries = excluded.max_entries,
-                    updated_at = excluded.updated_at
+                    template = excluded.template, updated_at = excluded.updated_at
                 """, [rule.name, rule.url, rule.adNetwork, rule.app, rule.postbackProtocol?.rawValue, rule.environment.rawValue,
-                      rule.concurrency, rule.rate, rule.maximumAge, rule.timeout, rule.maximumEntries, now])
+                      rule.concurrency, rule.rate, rule.maximumAge, rule.timeout, rule.maximumEntries, rule.template, now])
+            switch header {
+            case .keep: break
+            case .remove:
+                try db.execute("UPDATE forward_rules SET header_name = NULL WHERE name = ?", [rule.name])
+                try db.execute("DELETE FROM forward_secrets WHERE rule = ?", [rule.name])
+            case .set(let header):
+                try db.execute("UPDATE forward_rules SET header_name = ? WHERE name = ?", [header.name, rule.name])
+                try db.execute("""
+                    INSERT INTO forward_secrets (rule, value, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (rule) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                    """, [rule.name, header.value, now])
+            }
         }
     }
 
     /// Every rule, by name.
     public func rules() async throws -> [ForwardRule] {
         try await engine.read { db in
-            try db.rows("SELECT name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, updated_at FROM forward_rules ORDER BY name", []).map { row in
+            try db.rows("SELECT name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, template, header_name, updated_at FROM forward_rules ORDER BY name", []).map { row in
                 ForwardRule(name: try row.get("name"), url: try row.get("url"), adNetwork: try row.get("ad_network_id"), app: try row.get("app"),
                             postbackProtocol: (try row.get("protocol", as: String?.self)).flatMap(PostbackProtocol.init(rawValue:)),
                             environment: ForwardRule.Environment(rawValue: try row.get("environment")) ?? .production,
                             concurrency: try row.get("concurrency"), rate: try row.get("rate"), maximumAge: try row.get("max_age"),
-                            timeout: try row.get("timeout"), maximumEntries: try row.get("max_entries"), updatedAt: try row.get("updated_at"))
+                            timeout: try row.get("timeout"), maximumEntries: try row.get("max_entries"), template: try row.get("template"),
+                            header: try row.get("header_name"), updatedAt: try row.get("updated_at"))
             }
         }
     }
@@ -96,6 +126,7 @@ public struct ForwardingOutbox: Sendable {
             let entries = try db.value("SELECT count(*) FROM forward_outbox WHERE partner = ?", [name], as: Int.self) ?? 0
             guard entries == 0 || dropEntries else { throw Refusal.undeliveredEntries(entries) }
             try db.execute("DELETE FROM forward_rules WHERE name = ?", [name])
+            try db.execute("DELETE FROM forward_secrets WHERE rule = ?", [name])
             return try db.execute("DELETE FROM forward_outbox WHERE partner = ?", [name])
         }
     }
@@ -230,10 +261,10 @@ public struct ForwardingOutbox: Sendable {
     public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
-        return try await engine.write { db in
+        let (entries, template) = try await engine.write { db -> ([ClaimedEntry], String) in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
-            guard let rule = try db.row("SELECT url, concurrency, rate, timeout, tokens, tokens_at FROM forward_rules WHERE name = ?\(lock)", [partner]) else {
-                return []
+            guard let rule = try db.row("SELECT url, concurrency, rate, timeout, tokens, tokens_at, template FROM forward_rules WHERE name = ?\(lock)", [partner]) else {
+                return ([], DeliveryTemplate.original)
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -253,17 +284,78 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return [] }
-            return try db.rows("""
-                SELECT o.id, o.postback_id, o.attempts, o.deadline, p.dedup_key, r.body
+            guard !claimed.isEmpty else { return ([], DeliveryTemplate.original) }
+            let header = try Self.header(db, rule: partner)
+            let entries = try db.rows("""
+                SELECT o.id, o.postback_id, o.attempts, o.deadline, p.dedup_key, r.body, r.remote_address
                 FROM forward_outbox o JOIN postbacks p ON p.id = o.postback_id JOIN receipts r ON r.id = p.receipt_id
                 WHERE o.claim_id = ? ORDER BY o.next_attempt_at, o.id
                 """, [claimID]).map { row in
-                ForwardDelivery(id: try row.get("id"), partner: partner, url: url, timeout: timeout, postbackID: try row.get("postback_id"),
-                                dedupKey: try row.get("dedup_key"), body: Array(try row.get("body", as: Data.self)), attempts: try row.get("attempts"),
-                                deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID)
+                ClaimedEntry(delivery: ForwardDelivery(
+                    id: try row.get("id"), partner: partner, url: url, timeout: timeout, postbackID: try row.get("postback_id"),
+                    dedupKey: try row.get("dedup_key"), body: Array(try row.get("body", as: Data.self)), header: header, attempts: try row.get("attempts"),
+                    deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID), remoteAddress: try row.get("remote_address"))
             }
+            return (entries, try rule.get("template", as: String.self))
         }
+        return try await render(entries, template: template, test: false)
+    }
+
+    /// A claimed entry before its body is made, with where its postback came from.
+    struct ClaimedEntry {
+        let delivery: ForwardDelivery
+        let remoteAddress: String?
+    }
+
+    /// The rule's header and secret, when it sends one.
+    static func header(_ db: any SQLSession, rule: String) throws -> PartnerHeader? {
+        guard let row = try db.row("SELECT r.header_name, s.value FROM forward_rules r JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ? AND r.header_name IS NOT NULL",
+                                   [rule]),
+              let name = try row.get("header_name", as: String?.self) else { return nil }
+        return PartnerHeader(stored: name, value: try row.get("value", as: String.self))
+    }
+
+    /// The deliveries with their bodies made by `template`: `original` sends Apple's body as stored and reads nothing
+    /// more; another template reads the claimed postbacks' facts in one query. A template removed since the claim
+    /// falls back to `original`'s body, so nothing claimed is held.
+    func render(_ entries: [ClaimedEntry], template name: String, test: Bool) async throws -> [ForwardDelivery] {
+        guard !entries.isEmpty else { return [] }
+        if name == DeliveryTemplate.original, !test { return entries.map(\.delivery) }
+        let (template, facts) = try await engine.read { db -> (DeliveryTemplate, [Int64: DeliveryFacts]) in
+            let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
+            guard template.needsFacts else { return (template, [:]) }
+            let usesCost = template.fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency }
+            return (template, try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: usesCost))
+        }
+        return entries.map { entry in
+            var fact = facts[entry.delivery.postbackID] ?? .none
+            fact[.remoteAddress] = entry.remoteAddress.map { .string($0) }
+            return entry.delivery.with(body: template.render(appleBody: entry.delivery.body, facts: fact, test: test))
+        }
+    }
+
+    /// The longest a test delivery waits for the partner (or the rule's own timeout, when shorter).
+    public static let testTimeout: TimeInterval = 5
+
+    /// A test delivery for the rule `name`: the newest stored verified postback it matches, made by its template, marked
+    /// as a test (`"countersign-test": true`) and keyed `test-` plus a fresh id so a partner never takes it for the real
+    /// one, within ``testTimeout``. Nothing is queued or counted. Nil when there is no such rule.
+    public func testDelivery(rule name: String) async throws -> ForwardDelivery? {
+        let found = try await engine.read { db -> (ClaimedEntry, String)?? in
+            guard let rule = try db.row("SELECT url, timeout, template FROM forward_rules WHERE name = ?", [name]) else { return .none }
+            guard let row = try db.row("""
+                SELECT p.id, p.dedup_key, rc.body, rc.remote_address FROM postbacks p JOIN forward_rules r ON \(Self.matches(row: "p"))
+                JOIN receipts rc ON rc.id = p.receipt_id WHERE r.name = ? ORDER BY p.id DESC LIMIT 1
+                """, [name]) else { return .some(nil) }
+            let delivery = ForwardDelivery(
+                id: 0, partner: name, url: try rule.get("url"), timeout: min(Self.testTimeout, try rule.get("timeout", as: Double.self)), postbackID: try row.get("id"),
+                dedupKey: "test-" + UUID().uuidString.lowercased(), body: Array(try row.get("body", as: Data.self)), header: try Self.header(db, rule: name),
+                attempts: 0, deadline: Date(), claimID: "test")
+            return .some((ClaimedEntry(delivery: delivery, remoteAddress: try row.get("remote_address")), try rule.get("template", as: String.self)))
+        }
+        guard let found else { return nil }
+        guard let (entry, template) = found else { throw Refusal.nothingToTest(name) }
+        return try await render([entry], template: template, test: true).first
     }
 
     /// Records a delivery the partner accepted: the entry goes, the rule's delivered count grows. Returns false when the

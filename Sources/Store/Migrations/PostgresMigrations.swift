@@ -791,6 +791,21 @@ enum PostgresMigrations {
             FROM conversions
             GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
             """),
+        // Delivery templates, partner headers and their secrets (as SQLite's v26; issue 48). Frozen text.
+        ("v21-delivery-templates", """
+            ALTER TABLE forward_rules ADD COLUMN template text NOT NULL DEFAULT 'original';
+            ALTER TABLE forward_rules ADD COLUMN header_name text;
+            CREATE TABLE forward_templates (
+                name text PRIMARY KEY,
+                body text NOT NULL,
+                updated_at text NOT NULL
+            );
+            CREATE TABLE forward_secrets (
+                rule text PRIMARY KEY,
+                value text NOT NULL,
+                updated_at text NOT NULL
+            );
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -905,6 +905,25 @@ enum SQLiteMigrations {
                 GROUP BY substr(estimated_install_at, 1, 10), app, app_name, ad_network_id, coalesce(campaign, ''), currency;
                 """)
         }
+        migrator.registerMigration("v26-delivery-templates") { db in
+            // What a forwarding rule sends (issue 48): a delivery template by name (`original`, Apple's body byte for
+            // byte, or an enriched JSON body), templates a network adds without a release, and one header per rule
+            // whose value is a partner's secret, kept in a table of its own that only delivery reads. Frozen text.
+            try db.execute(sql: """
+                ALTER TABLE forward_rules ADD COLUMN template TEXT NOT NULL DEFAULT 'original';
+                ALTER TABLE forward_rules ADD COLUMN header_name TEXT;
+                CREATE TABLE forward_templates (
+                    name TEXT PRIMARY KEY,
+                    body TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE forward_secrets (
+                    rule TEXT PRIMARY KEY,
+                    value TEXT NOT NULL,
+                    updated_at TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }
