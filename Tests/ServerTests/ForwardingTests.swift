@@ -171,7 +171,7 @@ import TestSupport
     /// shows its header's name, never its value; a network's own template is added, shown, guarded and removed; a test
     /// delivery reaches the partner marked, and the answer shows the secret as (secret).
     @Test func templatesHeadersAndTestDeliveriesOverTheAPI() async throws {
-        let partners = PartnerStandIn(["intake": .accept, "refusing": .failFirst(100, status: 401)])
+        let partners = PartnerStandIn(["intake": .accept, "refusing": .failFirst(100, status: 401), "echo": .echo])
         let server = LiveServer(engine: .sqlite)
         let store = try server.store()
         let admin = try await store.apiKeys.create(name: "ops", scopes: [.admin]).key
@@ -203,11 +203,22 @@ import TestSupport
                 #expect(arrival.headers["authorization"] == secret && arrival.headers["countersign-test"] == "true")
                 let sent = try #require(try JSONParser.parse(arrival.body).object)
                 #expect(sent["countersign-test"] == .bool(true) && sent["timestamp"]?.string != nil && sent["jws-string"] != nil)
-                // A partner that refuses: its status and answer are shown, and the rule's entries are untouched.
-                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/refusing", "template": "appmetrica"}"#)
+                // A partner that refuses: its status and answer are shown. Set again without template or header, the
+                // rule keeps both.
+                let (_, moved) = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/refusing"}"#)
+                #expect(moved?["template"] == .string("appmetrica") && moved?["header"] == .string("Authorization"))
                 let (_, refused) = try await call(.post, "/v1/forwarding/rules/metrica/test")
                 #expect(refused?["accepted"] == .bool(false) && refused?["status"] == .number("401"))
-                #expect(partners.arrivals("refusing").last?.headers["authorization"] == secret, "set again without a header, the rule keeps it")
+                #expect(partners.arrivals("refusing").last?.headers["authorization"] == secret)
+                // A partner that echoes the request: the answer shows the secret as (secret).
+                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/echo"}"#)
+                let (_, echoed) = try await call(.post, "/v1/forwarding/rules/metrica/test")
+                #expect(echoed?["answer"]?.string?.contains("(secret)") == true)
+                // Moved to another host, the rule would send the secret where it was not given for: refused unless the
+                // header is given again or removed.
+                let elsewhere = base.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+                let (movedStatus, movedAway) = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(elsewhere)/intake"}"#)
+                #expect(movedStatus == .badRequest && movedAway?["message"]?.string?.contains("header") == true)
 
                 // A network's own template.
                 let mine = #"{"template": "mine", "source": "https://partner.example/docs", "fields": {"cid": "campaign"}}"#
@@ -223,7 +234,7 @@ import TestSupport
                 #expect(try await call(.delete, "/v1/forwarding/templates/mine").1?["error"] == .string("forward_template_in_use"))
                 let (_, plain) = try await call(.post, "/v1/forwarding/rules/metrica/test")
                 #expect(plain?["headers"]?.object?["Authorization"] == nil, "header: null removed it")
-                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/intake"}"#)
+                _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/intake", "template": "original"}"#)
                 #expect(try await call(.delete, "/v1/forwarding/templates/mine").0 == .ok)
                 #expect(try await call(.get, "/v1/forwarding/templates/mine").1?["error"] == .string("forward_template_not_found"))
             }

@@ -19,6 +19,8 @@ final class PartnerStandIn: Sendable {
         case slow(TimeInterval)
         /// 503 with `Retry-After: 0` until ``bringUp(_:)``, then 200.
         case down
+        /// 200 with every request header echoed in the body, as some partners' debugging endpoints do.
+        case echo
     }
 
     /// A request as the partner saw it.
@@ -89,6 +91,7 @@ final class PartnerStandIn: Sendable {
             defer { self.state.withLock { $0.inFlight[path, default: 1] -= 1 } }
             var status = 200
             var headers: HTTPFields = [:]
+            var answer = ""
             switch self.behaviours[path] ?? .accept {
             case .accept: break
             case .failFirst(let count, let failure): if before < count { status = failure }
@@ -99,9 +102,10 @@ final class PartnerStandIn: Sendable {
                     status = 503
                     headers[.retryAfter] = "0"
                 }
+            case .echo: answer = request.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
             }
             self.state.withLock { $0.arrivals[index].answered = status }
-            return Response(status: .init(code: status), headers: headers)
+            return Response(status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
         }
         try await AppleAPIStandIn.serveOnLoopback(router, label: "partner-stand-in", body)
     }

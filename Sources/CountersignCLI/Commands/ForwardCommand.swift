@@ -34,7 +34,7 @@ struct ForwardCommand: AsyncParsableCommand {
         @Option(help: "Seconds one delivery may take (default 10).") var timeout = 10.0
         @Option(name: .customLong("max-entries"), help: "Outbox entries the rule may hold; while full, new postbacks are not queued for it (default \(ForwardRule.defaultMaximumEntries)).") var maximumEntries = ForwardRule.defaultMaximumEntries
         @Option(name: .customLong("max-rules"), help: "Refuse a new rule when this many exist (default \(ServerSettings().forwardMaxRules), as serve's --forward-max-rules).") var maximumRules = ServerSettings().forwardMaxRules
-        @Option(help: "The delivery template: original (Apple's body byte for byte, the default) or another (countersign forward templates lists them).") var template = DeliveryTemplate.original
+        @Option(help: "The delivery template: original (Apple's body byte for byte, a new rule's default) or another (countersign forward templates lists them). Left out, a rule keeps its template.") var template: String?
         @Option(help: "A header sent with every delivery, such as Authorization; its value is read from --secret-file.") var header: String?
         @Option(name: .customLong("secret-file"), help: "A file holding the header's value, the partner's secret (- reads standard input); stored, never shown.") var secretFile: String?
         @Flag(name: .customLong("no-header"), help: "Send no header from now on and delete the stored secret. Without --header or --no-header, the rule keeps its header.") var noHeader = false
@@ -69,7 +69,7 @@ struct ForwardCommand: AsyncParsableCommand {
 
         func run() async throws {
             var rule = ForwardRule(name: name, url: url, adNetwork: adNetwork, app: app, concurrency: concurrency, rate: rate,
-                                   maximumAge: maximumAge, timeout: timeout, maximumEntries: maximumEntries, template: template)
+                                   maximumAge: maximumAge, timeout: timeout, maximumEntries: maximumEntries, template: template ?? DeliveryTemplate.original)
             let headerChange = try headerChange()
             if let postbackProtocol {
                 guard let value = PostbackProtocol(rawValue: postbackProtocol) else { throw CLIFailure.usage("--protocol must be aak or skan") }
@@ -81,7 +81,9 @@ struct ForwardCommand: AsyncParsableCommand {
             rule.environment = environment
             let store = try database.open(create: true)
             defer { store.close() }
-            do { try await store.forwarding.set(rule, header: headerChange, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
+            do {
+                try await store.forwarding.set(rule, header: headerChange, keepTemplate: template == nil, maximumRules: maximumRules)
+            } catch let problem as ForwardRule.Problem {
                 let flag = ["ad_network": "ad-network", "max_age": "max-age", "max_entries": "max-entries"][problem.field] ?? problem.field
                 throw CLIFailure.usage("--\(flag): \(problem.message)")
             } catch let refusal as ForwardingOutbox.Refusal {

@@ -23,22 +23,23 @@ struct ReconcileCommand: AsyncParsableCommand {
     @Option(name: .customLong("ad-network"), help: "The network whose claims these are.") var adNetwork: String?
     @Option(help: "Only this app's postbacks count as unclaimed.") var app: String?
     @OptionGroup(title: "Unclaimed postbacks received in") var period: PeriodOptions
+    @Option(help: "IANA time zone of --from and --to (default: the --app's registered zone, else UTC).") var tz: String?
     @OptionGroup var output: OutputOption
     @OptionGroup var database: DatabaseOption
 
     func run() async throws {
         let output = try self.output.chosen()
+        let store = try database.open()
+        defer { store.close() }
         var pairs: [(String, String)] = []
-        for (name, value) in [("ad_network", adNetwork), ("app", app)] { if let value { pairs.append((name, value)) } }
-        pairs += try period.pairs(now: Date(), zone: .gmt)
+        for (name, value) in [("ad_network", adNetwork), ("app", app), ("tz", tz)] { if let value { pairs.append((name, value)) } }
+        pairs += try await period.pairs(tz: tz, app: app, store: store)
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         let identifiers: [String]
         do { identifiers = try IdentifierList.read(try SpendCommand.read(file)) } catch let error as APIError {
             throw CLIFailure.usage("\(file): \(error.message)")
         }
-        let store = try database.open()
-        defer { store.close() }
         let table = try await store.reconciliation.reconcile(identifiers: identifiers, adNetwork: query.adNetwork, app: query.app, from: query.from, to: query.to)
         FileHandle.standardOutput.write(Data(output.render(table, extra: [IdentifierList.counts(table)]).utf8))
     }

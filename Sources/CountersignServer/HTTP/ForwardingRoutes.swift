@@ -21,12 +21,17 @@ enum ForwardingRoutes {
             try QueryParameters.refuseUnknown(request, allowed: [])
             let name = context.parameters.get("name") ?? ""
             let body = try await RequestBody.collect(request, limit: maximumBodySize)
-            let (rule, header) = try rule(name: name, body: Array(buffer: body))
-            do { try await store.forwarding.set(rule, header: header, maximumRules: maximumRules) } catch let problem as ForwardRule.Problem {
+            let (rule, header, keepTemplate) = try rule(name: name, body: Array(buffer: body))
+            do {
+                try await store.forwarding.set(rule, header: header, keepTemplate: keepTemplate, maximumRules: maximumRules)
+            } catch let problem as ForwardRule.Problem {
                 throw APIError(.badRequest, .badParameter, problem.description)
             } catch let refusal as ForwardingOutbox.Refusal {
-                if case .noSuchTemplate = refusal { throw APIError(.badRequest, .badParameter, "template: \(refusal.description)") }
-                throw APIError(.conflict, .forwardRuleLimit, refusal.description)
+                switch refusal {
+                case .noSuchTemplate: throw APIError(.badRequest, .badParameter, "template: \(refusal.description)")
+                case .secretNeedsHeader: throw APIError(.badRequest, .badParameter, "header: \(refusal.description)")
+                default: throw APIError(.conflict, .forwardRuleLimit, refusal.description)
+                }
             }
             let stored = try await store.forwarding.rules().first { $0.name == name }
             return JSONResponse.make(stored?.json ?? rule.json)
@@ -144,8 +149,9 @@ enum ForwardingRoutes {
 
     /// The body `{"url": ..., "ad_network": ..., "app": ..., "protocol": "aak"|"skan", "environment": ..., "concurrency": n,
     /// "rate": n, "max_age": seconds, "timeout": seconds, "template": name, "header": {"name": ..., "value": ...}}`; only
-    /// `url` is required. `header` absent keeps the rule's header and secret, null removes them.
-    static func rule(name: String, body: [UInt8]) throws -> (ForwardRule, PartnerHeader.Change) {
+    /// `url` is required. `template` absent keeps an existing rule's template (a new rule's is `original`); `header`
+    /// absent keeps the rule's header and secret, null removes them.
+    static func rule(name: String, body: [UInt8]) throws -> (ForwardRule, PartnerHeader.Change, keepTemplate: Bool) {
         let usage = #"the body must be a JSON object such as {"url": "https://partner.example/postbacks", "ad_network": "example123.skadnetwork", "app": 1108187390, "protocol": "aak", "environment": "production", "concurrency": 4, "rate": 50, "max_age": 777600, "timeout": 10, "max_entries": 1000000, "template": "enriched", "header": {"name": "Authorization", "value": "Bearer ..."}}"#
         guard let object = (try? JSONParser.parse(body))?.object else { throw APIError(.badRequest, .badParameter, usage) }
         let known: Set<String> = ["url", "ad_network", "app", "protocol", "environment", "concurrency", "rate", "max_age", "timeout", "max_entries", "template", "header"]
@@ -197,8 +203,9 @@ enum ForwardingRoutes {
             }
             rule.maximumEntries = Int(entries)
         }
-        rule.template = try text("template") ?? rule.template
-        return (rule, try headerChange(object["header"]))
+        let template = try text("template")
+        rule.template = template ?? rule.template
+        return (rule, try headerChange(object["header"]), template == nil)
     }
 
     /// `header`: absent keeps the rule's header, null removes it, `{"name": ..., "value": ...}` sets it. The value is

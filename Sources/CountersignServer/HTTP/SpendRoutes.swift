@@ -109,11 +109,12 @@ extension SpendRoutes {
     static func addReconciliation(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, sizes: PostbackReconciliation.Sizes,
                                   limiter: HeavyRequestLimiter) {
         api.read.post("reconciliation/postbacks") { request, context in
-            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "format"])
-            let parameters = request.uri.queryParameters
+            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "tz", "format"])
+            // Dates without a zone are days in `tz`, else the app's registered zone, else UTC (issue 49, finding 3).
+            let parameters = try await ReportRoutes.parameters(request, store: store)
             let scope: (adNetwork: String?, app: AppID?, from: Date?, to: Date?)
             do throws(QueryProblem) {
-                let query = try PerformanceQuery.parse(parameters.map { (String($0.key), String($0.value)) }, extraAllowed: ["format"])
+                let query = try PerformanceQuery.parse(parameters, extraAllowed: ["format"])
                 scope = (query.adNetwork, query.app, query.from, query.to)
             } catch {
                 throw APIError(.badRequest, .badParameter, error.description)

@@ -65,24 +65,29 @@ final class Forwarder: Service, Sendable {
         }
     }
 
-    /// Claims what is due for every partner with a free slot here.
+    /// Claims what is due for every partner with a free slot here; a partner whose claim fails is skipped this round,
+    /// and what the others claimed is delivered.
     private func claimDue() async -> [ForwardDelivery] {
         let now = Date()
-        do {
-            var claimed: [ForwardDelivery] = []
-            for queue in try await store.forwarding.queues(now: now) {
-                guard let due = queue.nextDue, due <= now else { continue }
-                let free = queue.concurrency - inFlight.withLock { $0[queue.partner, default: 0] }
-                guard free > 0 else { continue }
+        let queues: [ForwardingOutbox.Queue]
+        do { queues = try await store.forwarding.queues(now: now) } catch {
+            logger.error("cannot read the forwarding queues", metadata: ["error": "\(error)"])
+            return []
+        }
+        var claimed: [ForwardDelivery] = []
+        for queue in queues {
+            guard let due = queue.nextDue, due <= now else { continue }
+            let free = queue.concurrency - inFlight.withLock { $0[queue.partner, default: 0] }
+            guard free > 0 else { continue }
+            do {
                 let deliveries = try await store.forwarding.claim(partner: queue.partner, limit: free, now: now)
                 inFlight.withLock { $0[queue.partner, default: 0] += deliveries.count }
                 claimed += deliveries
+            } catch {
+                logger.error("cannot claim forwarding entries", metadata: ["partner": "\(queue.partner)", "error": "\(error)"])
             }
-            return claimed
-        } catch {
-            logger.error("cannot claim forwarding entries", metadata: ["error": "\(error)"])
-            return []
         }
+        return claimed
     }
 
     /// One attempt for one claimed entry, and its outcome recorded.

@@ -1,3 +1,4 @@
+import Foundation
 import JWS
 import Store
 
@@ -19,8 +20,15 @@ public enum TestDelivery {
             JSONMember(key: "body", value: sentBody),
             JSONMember(key: "accepted", value: .bool(answer.failure == nil)),
             JSONMember(key: "status", value: answer.status.map { .number(String($0)) } ?? .null),
-            JSONMember(key: "answer", value: .string(String(decoding: answer.body, as: UTF8.self))),
-            JSONMember(key: "error", value: answer.failure.map { .string($0) } ?? .null),
+            JSONMember(key: "answer", value: .string(redacted(String(decoding: answer.body, as: UTF8.self), delivery.header))),
+            JSONMember(key: "error", value: answer.failure.map { .string(redacted($0, delivery.header)) } ?? .null),
         ])
+    }
+
+    /// `text` with the partner's secret replaced by `(secret)`: a partner that echoes the request's headers must not
+    /// make the answer carry it.
+    static func redacted(_ text: String, _ header: PartnerHeader?) -> String {
+        guard let header, !header.value.isEmpty else { return text }
+        return text.replacingOccurrences(of: header.value, with: "(secret)")
     }
 }

@@ -47,7 +47,7 @@ public struct DeliveryTemplate: Sendable, Equatable {
         "version", "ad-network-id", "campaign-id", "source-identifier", "transaction-id", "app-id", "attribution-signature", "redownload",
         "source-app-id", "source-domain", "fidelity-type", "conversion-value", "coarse-conversion-value", "did-win", "postback-sequence-index",
         "jws-string", "ad-interaction-type", "country-code", "postback-identifier", "conversion-type", "advertised-item-identifier",
-        "publisher-item-identifier", "impression-type", "marketplace-identifier", "source-identifier", "conversion-window",
+        "publisher-item-identifier", "impression-type", "marketplace-identifier", "conversion-window", "ad-network-identifier",
     ]
 
     /// The key every test delivery carries (`true`), beside the `Countersign-Test` header.

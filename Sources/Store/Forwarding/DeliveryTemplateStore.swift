@@ -1,6 +1,7 @@
 import Foundation
 import JWS
 import Postback
+import Synchronization
 
 /// The delivery templates a rule can name: `original`, those shipped with Countersign, and a network's own, added
 /// without a release and shared by every receiver (they live in the database).
@@ -60,11 +61,23 @@ public struct DeliveryTemplateStore: Sendable {
         return try await engine.read { db in try Self.load(db, name: name) }
     }
 
+    /// The network's templates as last parsed, by name, with the `updated_at` they were parsed at: a claim reads only
+    /// the time, and a file is parsed again only after it changed. At most ``maximumTemplates`` entries (a removed
+    /// template's entry goes when the cache would grow beyond).
+    private static let parsed = Mutex<[String: (updatedAt: String, template: DeliveryTemplate)]>([:])
+
     /// The template `name` in the caller's session.
     static func load(_ db: any SQLSession, name: String) throws -> DeliveryTemplate? {
         if let shipped = shipped.first(where: { $0.name == name }) { return shipped }
-        guard let body = try db.value("SELECT body FROM forward_templates WHERE name = ?", [name], as: String.self) else { return nil }
-        return try? DeliveryTemplate.parse(Array(body.utf8))
+        guard let updatedAt = try db.value("SELECT updated_at FROM forward_templates WHERE name = ?", [name], as: String.self) else { return nil }
+        if let cached = parsed.withLock({ $0[name] }), cached.updatedAt == updatedAt { return cached.template }
+        guard let body = try db.value("SELECT body FROM forward_templates WHERE name = ?", [name], as: String.self),
+              let template = try? DeliveryTemplate.parse(Array(body.utf8)) else { return nil }
+        parsed.withLock { cache in
+            if cache.count >= maximumTemplates { cache.removeAll() }
+            cache[name] = (updatedAt, template)
+        }
+        return template
     }
 
     /// Adds or replaces the network's template in `file` (checked first); rules that name it use the new one from their

@@ -58,28 +58,41 @@ public struct ForwardingOutbox: Sendable {
         case noSuchTemplate(String)
         /// A test delivery found no stored postback the rule matches.
         case nothingToTest(String)
+        /// The rule sends a secret and its URL moves to another host without the header given again.
+        case secretNeedsHeader
 
         public var description: String {
             switch self {
             case .tooManyRules(let maximum): "there are \(maximum) forwarding rules, the most allowed; remove one, or raise --forward-max-rules"
             case .undeliveredEntries(let count): "the rule holds \(count) undelivered entries; deliver or retry them first, or remove it with drop_entries=true (CLI: --drop-entries)"
             case .noSuchTemplate(let name): "no delivery template is named \(name); countersign forward templates lists them"
-            case .nothingToTest(let name): "no verified postback the rule \(name) matches is stored yet; a test sends the newest one, so send one first"
+            case .nothingToTest(let name): "no verified postback the rule \(name) matches is among the newest \(ForwardingOutbox.testWindow) stored; a test sends the newest one, so send one first"
+            case .secretNeedsHeader: "the rule sends a partner's secret and its URL names another host now; give the header again (CLI: --header and --secret-file) or remove it (header: null, --no-header)"
             }
         }
     }
 
     /// Adds or replaces `rule`; it applies to postbacks stored from now on (and its template and header to every
     /// delivery from now on). `header` keeps, removes or sets the partner's header and secret; the rule's own `header`
-    /// is ignored. A new rule is refused when `maximumRules` rules exist (each rule costs every verified postback an
-    /// outbox row), and a rule naming a template that does not exist is refused.
-    public func set(_ rule: ForwardRule, header: PartnerHeader.Change = .keep, maximumRules: Int = ForwardRule.defaultMaximumRules) async throws {
+    /// is ignored. With `keepTemplate`, a rule that exists keeps its template (a new one takes `rule.template`). A new
+    /// rule is refused when `maximumRules` rules exist (each rule costs every verified postback an outbox row), a rule
+    /// naming a template that does not exist is refused, and so is moving a rule that sends a secret to another host
+    /// without the header given again (the secret would go to a host it was not given for).
+    public func set(_ rule: ForwardRule, header: PartnerHeader.Change = .keep, keepTemplate: Bool = false,
+                    maximumRules: Int = ForwardRule.defaultMaximumRules) async throws {
         try ForwardRule.check(rule)
         let now = Timestamp.format(Date())
         try await engine.write { db in
             let count = try db.value("SELECT count(*) FROM forward_rules WHERE name <> ?", [rule.name], as: Int.self) ?? 0
             guard count < maximumRules else { throw Refusal.tooManyRules(maximum: maximumRules) }
+            let existing = try db.row("SELECT url, template, header_name FROM forward_rules WHERE name = ?", [rule.name])
+            var rule = rule
+            if keepTemplate, let existing { rule.template = try existing.get("template", as: String.self) }
             guard try DeliveryTemplateStore.load(db, name: rule.template) != nil else { throw Refusal.noSuchTemplate(rule.template) }
+            if header == .keep, let existing, try existing.get("header_name", as: String?.self) != nil,
+               URLComponents(string: try existing.get("url", as: String.self))?.host?.lowercased() != URLComponents(string: rule.url)?.host?.lowercased() {
+                throw Refusal.secretNeedsHeader
+            }
             _ = try db.execute("""
                 INSERT INTO forward_rules (name, url, ad_network_id, app, protocol, environment, concurrency, rate, max_age, timeout, max_entries, template, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -263,7 +276,10 @@ public struct ForwardingOutbox: Sendable {
         let moment = now.timeIntervalSince1970
         let (entries, template) = try await engine.write { db -> ([ClaimedEntry], String) in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
-            guard let rule = try db.row("SELECT url, concurrency, rate, timeout, tokens, tokens_at, template FROM forward_rules WHERE name = ?\(lock)", [partner]) else {
+            guard let rule = try db.row("""
+                SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
+                FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
+                """, [partner]) else {
                 return ([], DeliveryTemplate.original)
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
@@ -285,7 +301,9 @@ public struct ForwardingOutbox: Sendable {
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
             guard !claimed.isEmpty else { return ([], DeliveryTemplate.original) }
-            let header = try Self.header(db, rule: partner)
+            let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
+                PartnerHeader(stored: name, value: secret)
+            } else { nil }
             let entries = try db.rows("""
                 SELECT o.id, o.postback_id, o.attempts, o.deadline, p.dedup_key, r.body, r.remote_address
                 FROM forward_outbox o JOIN postbacks p ON p.id = o.postback_id JOIN receipts r ON r.id = p.receipt_id
@@ -298,7 +316,15 @@ public struct ForwardingOutbox: Sendable {
             }
             return (entries, try rule.get("template", as: String.self))
         }
-        return try await render(entries, template: template, test: false)
+        do {
+            return try await render(entries, template: template, test: false)
+        } catch {
+            // The claim is given back at once, so the entries are not held until it lapses.
+            _ = try? await engine.write { db in
+                try db.execute("UPDATE forward_outbox SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", [claimID])
+            }
+            throw error
+        }
     }
 
     /// A claimed entry before its body is made, with where its postback came from.
@@ -336,6 +362,8 @@ public struct ForwardingOutbox: Sendable {
 
     /// The longest a test delivery waits for the partner (or the rule's own timeout, when shorter).
     public static let testTimeout: TimeInterval = 5
+    /// How many of the newest stored postbacks a test delivery looks through for one its rule matches.
+    public static let testWindow = 100_000
 
     /// A test delivery for the rule `name`: the newest stored verified postback it matches, made by its template, marked
     /// as a test (`"countersign-test": true`) and keyed `test-` plus a fresh id so a partner never takes it for the real
@@ -345,8 +373,9 @@ public struct ForwardingOutbox: Sendable {
             guard let rule = try db.row("SELECT url, timeout, template FROM forward_rules WHERE name = ?", [name]) else { return .none }
             guard let row = try db.row("""
                 SELECT p.id, p.dedup_key, rc.body, rc.remote_address FROM postbacks p JOIN forward_rules r ON \(Self.matches(row: "p"))
-                JOIN receipts rc ON rc.id = p.receipt_id WHERE r.name = ? ORDER BY p.id DESC LIMIT 1
-                """, [name]) else { return .some(nil) }
+                JOIN receipts rc ON rc.id = p.receipt_id
+                WHERE r.name = ? AND p.id > (SELECT coalesce(max(id), 0) FROM postbacks) - ? ORDER BY p.id DESC LIMIT 1
+                """, [name, Self.testWindow]) else { return .some(nil) }
             let delivery = ForwardDelivery(
                 id: 0, partner: name, url: try rule.get("url"), timeout: min(Self.testTimeout, try rule.get("timeout", as: Double.self)), postbackID: try row.get("id"),
                 dedupKey: "test-" + UUID().uuidString.lowercased(), body: Array(try row.get("body", as: Data.self)), header: try Self.header(db, rule: name),

@@ -1,13 +1,15 @@
 /// A header a forwarding rule sends with every delivery, such as `Authorization: Bearer ...` or `ABX-TOKEN: ...`, whose
 /// value is the partner's secret: stored apart from the rule, read only to deliver, and never shown (its description
 /// is its name alone, so no log line, error or status can print the value).
-public struct PartnerHeader: Sendable, Equatable, CustomStringConvertible {
+public struct PartnerHeader: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// The header's name.
     public let name: String
     /// The secret value.
     public let value: String
 
     public var description: String { "\(name): (secret)" }
+    /// What `dump` and test failures show: the name alone.
+    public var customMirror: Mirror { Mirror(self, children: ["name": name, "value": "(secret)"]) }
 
     /// Headers Countersign sets itself, or that HTTP forbids a rule to set.
     static let reserved: Set<String> = [
@@ -27,7 +29,7 @@ public struct PartnerHeader: Sendable, Equatable, CustomStringConvertible {
     public init(name: String, value: String) throws(Problem) {
         let token = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         guard (1...64).contains(name.count), name.allSatisfy(token.contains) else {
-            throw Problem(field: "header", message: "must be a header name such as Authorization or ABX-TOKEN (letters, digits and - only)")
+            throw Problem(field: "header", message: "must be a header name of 1 to 64 token characters (letters, digits and !#$%&'*+-.^_`|~), such as Authorization or ABX-TOKEN")
         }
         guard !Self.reserved.contains(name.lowercased()) else {
             throw Problem(field: "header", message: "\(name) is set by Countersign or by HTTP itself; name the partner's own header")
