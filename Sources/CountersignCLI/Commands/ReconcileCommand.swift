@@ -24,6 +24,7 @@ struct ReconcileCommand: AsyncParsableCommand {
     @Option(help: "Only this app's postbacks count as unclaimed.") var app: String?
     @OptionGroup(title: "Unclaimed postbacks received in") var period: PeriodOptions
     @Option(help: "IANA time zone of --from and --to (default: the --app's registered zone, else UTC).") var tz: String?
+    @Option(help: "Which of the network's verified postbacks count as not_claimed: all (default), winning (winning first-window installs and re-engagements, what networks claim) or installs (winning first-window installs).") var unclaimed = PostbackReconciliation.UnclaimedScope.all.rawValue
     @OptionGroup var output: OutputOption
     @OptionGroup var database: DatabaseOption
 
@@ -40,7 +41,11 @@ struct ReconcileCommand: AsyncParsableCommand {
         do { identifiers = try IdentifierList.read(try SpendCommand.read(file)) } catch let error as APIError {
             throw CLIFailure.usage("\(file): \(error.message)")
         }
-        let table = try await store.reconciliation.reconcile(identifiers: identifiers, adNetwork: query.adNetwork, app: query.app, from: query.from, to: query.to)
+        guard let scope = PostbackReconciliation.UnclaimedScope(rawValue: unclaimed) else {
+            throw CLIFailure.usage("--unclaimed must be one of \(PostbackReconciliation.UnclaimedScope.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let table = try await store.reconciliation.reconcile(identifiers: identifiers, adNetwork: query.adNetwork, app: query.app, from: query.from, to: query.to,
+                                                             unclaimed: scope)
         FileHandle.standardOutput.write(Data(output.render(table, extra: [IdentifierList.counts(table)]).utf8))
     }
 }

@@ -109,17 +109,21 @@ extension SpendRoutes {
     static func addReconciliation(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, sizes: PostbackReconciliation.Sizes,
                                   limiter: HeavyRequestLimiter) {
         api.read.post("reconciliation/postbacks") { request, context in
-            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "tz", "format"])
+            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "tz", "unclaimed", "format"])
             // Dates without a zone are days in `tz`, else the app's registered zone, else UTC (issue 49, finding 3).
             let parameters = try await ReportRoutes.parameters(request, store: store)
             let scope: (adNetwork: String?, app: AppID?, from: Date?, to: Date?)
             do throws(QueryProblem) {
-                let query = try PerformanceQuery.parse(parameters, extraAllowed: ["format"])
+                let query = try PerformanceQuery.parse(parameters, extraAllowed: ["format", "unclaimed"])
                 scope = (query.adNetwork, query.app, query.from, query.to)
             } catch {
                 throw APIError(.badRequest, .badParameter, error.description)
             }
             if let app = scope.app { try context.requireApp(app) } else { try context.requireEveryApp("reconciliation without app=") }
+            let unclaimedName = request.uri.queryParameters.get("unclaimed") ?? PostbackReconciliation.UnclaimedScope.all.rawValue
+            guard let unclaimed = PostbackReconciliation.UnclaimedScope(rawValue: unclaimedName) else {
+                throw APIError(.badRequest, .badParameter, "unclaimed: must be one of \(PostbackReconciliation.UnclaimedScope.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
             let format = try QueryParameters.format(request)
             let written: TableWriter.Format = switch format {
             case .csv: .csv
@@ -134,7 +138,7 @@ extension SpendRoutes {
             return Response(status: .ok, headers: [.contentType: format.contentType], body: ResponseBody { writer in
                 defer { permit.release() }
                 try await store.reconciliation.reconcile(claimed, adNetwork: reconciling.adNetwork, app: reconciling.app, from: reconciling.from,
-                                                         to: reconciling.to, format: written, sizes: sizes) { bytes in
+                                                         to: reconciling.to, unclaimed: unclaimed, format: written, sizes: sizes) { bytes in
                     try await writer.write(ByteBuffer(bytes: bytes))
                 }
                 try await writer.finish(nil)

@@ -29,11 +29,60 @@ public struct PostbackReconciliation: Sendable {
         }
     }
 
+    /// Which of the network's verified postbacks a list may leave out (issue 49, finding 5: networks claim winning
+    /// first-window conversions, never later windows or non-winning postbacks).
+    public enum UnclaimedScope: String, Sendable, CaseIterable {
+        /// Every verified postback (later windows and non-winning ones included).
+        case all
+        /// Winning first-window postbacks: installs and re-engagements, what a network claims.
+        case winning
+        /// Winning first-window installs only.
+        case installs
+
+        /// The conditions on `p` (the `postbacks` table).
+        var sql: String? {
+            switch self {
+            case .all: nil
+            case .winning: "p.did_win = 1 AND p.conversion_window = 0"
+            case .installs: "p.did_win = 1 AND p.conversion_window = 0 AND p.conversion_class = 'install'"
+            }
+        }
+    }
+
     /// The most identifiers one request reconciles.
     public static let maximumIdentifiers = 1_000_000
 
-    /// The columns of every reconciliation.
-    public static let columns = ["identifier", "status", "postbacks", "counted"]
+    /// The columns of every reconciliation: `conversion_class`, `did_win` (1 when any of its postbacks won) and
+    /// `windows` (those stored, such as `0,1`) describe the identifier's stored postbacks, empty when none is stored.
+    public static let columns = ["identifier", "status", "postbacks", "counted", "conversion_class", "did_win", "windows"]
+
+    /// What the stored postbacks of one identifier add up to.
+    struct Found {
+        var postbacks = 0
+        var counted = 0
+        var verified = false
+        var conversionClass: String?
+        var didWin = false
+        var windows = Set<Int>()
+
+        /// Adds one stored postback of `row` (with `countable`, `conversion_class`, `did_win`, `conversion_window`).
+        mutating func add(_ row: SQLRow) throws {
+            postbacks += 1
+            if try row.get("countable", as: Bool.self) { counted += 1 }
+            if conversionClass == nil { conversionClass = try row.get("conversion_class", as: String?.self) }
+            if try row.get("did_win", as: Bool.self) { didWin = true }
+            windows.insert(try row.get("conversion_window", as: Int.self))
+        }
+
+        /// The row's cells after identifier and status.
+        var cells: [JSONValue] {
+            [.number(String(postbacks)), .number(String(counted)), conversionClass.map { .string($0) } ?? .null, .number(didWin ? "1" : "0"),
+             .string(windows.sorted().map(String.init).joined(separator: ","))]
+        }
+
+        /// The cells of an identifier with nothing stored.
+        static let none: [JSONValue] = [.number("0"), .number("0"), .null, .null, .null]
+    }
 
     /// How much one step of a reconciliation takes, so that memory stays flat whatever the list's size (trust round 4,
     /// finding 3); tests make them small.
@@ -65,22 +114,22 @@ public struct PostbackReconciliation: Sendable {
     /// verified postbacks of `adNetwork` received in `from..<to` (of `app` when given) that the list leaves out:
     /// `identifier`, `status`, `postbacks` (stored postbacks it found: SKAdNetwork has one per window), `counted` (of
     /// those, how many count). The whole table at once, for the CLI; the server streams it (``reconcile(_:adNetwork:app:from:to:format:sizes:write:)``).
-    public func reconcile(identifiers: [String], adNetwork: String?, app: AppID?, from: Date?, to: Date?) async throws -> ReportTable {
+    public func reconcile(identifiers: [String], adNetwork: String?, app: AppID?, from: Date?, to: Date?, unclaimed: UnclaimedScope = .all) async throws -> ReportTable {
         var claimed = ClaimedIdentifiers()
         for identifier in identifiers { claimed.insert(identifier) }
         var rows: [[JSONValue]] = []
-        try await reconcile(claimed, adNetwork: adNetwork, app: app, from: from, to: to) { rows += $0 }
+        try await reconcile(claimed, adNetwork: adNetwork, app: app, from: from, to: to, unclaimed: unclaimed) { rows += $0 }
         return ReportTable(columns: Self.columns, rows: rows)
     }
 
     /// The reconciliation of `claimed` written in `format` (``TableWriter``; JSON ends with `counts`, the rows of each
     /// status) and handed to `write` about `sizes.answer` bytes at a time as the rows are found, so an answer of any
     /// size is never held whole. Ends when the rows end or `write` throws (the client went away: nothing more is read).
-    public func reconcile(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?, format: TableWriter.Format,
-                          sizes: Sizes = Sizes(), write: ([UInt8]) async throws -> Void) async throws {
+    public func reconcile(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?, unclaimed: UnclaimedScope = .all,
+                          format: TableWriter.Format, sizes: Sizes = Sizes(), write: ([UInt8]) async throws -> Void) async throws {
         var writer = TableWriter(format: format, columns: Self.columns)
         var counts: [Status: Int] = [:]
-        try await reconcile(claimed, adNetwork: adNetwork, app: app, from: from, to: to, sizes: sizes) { rows in
+        try await reconcile(claimed, adNetwork: adNetwork, app: app, from: from, to: to, unclaimed: unclaimed, sizes: sizes) { rows in
             for row in rows {
                 writer.append(row)
                 if case .string(let status) = row[1], let known = Status(rawValue: status) { counts[known, default: 0] += 1 }
@@ -105,8 +154,8 @@ public struct PostbackReconciliation: Sendable {
     /// (among those that existed when the reading began). Each unclaimed identifier comes once, with every stored
     /// postback of it, where its first postback is read, so the order is the one a single reading gives: the list's,
     /// then the unclaimed by their first postback.
-    public func reconcile(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?, sizes: Sizes = Sizes(),
-                          rows: ([[JSONValue]]) async throws -> Void) async throws {
+    public func reconcile(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?, unclaimed: UnclaimedScope = .all,
+                          sizes: Sizes = Sizes(), rows: ([[JSONValue]]) async throws -> Void) async throws {
         var cursor = ClaimedIdentifiers.Cursor()
         while true {
             let step = claimed.next(sizes.lookup, from: &cursor)
@@ -114,7 +163,7 @@ public struct PostbackReconciliation: Sendable {
             try await rows(try await lookUp(step, adNetwork: adNetwork))
         }
         guard let adNetwork else { return }
-        let filter = UnclaimedFilter(adNetwork: adNetwork, app: app, from: from, to: to)
+        let filter = UnclaimedFilter(adNetwork: adNetwork, app: app, from: from, to: to, scope: unclaimed)
         // The ids the reading covers: those of the postbacks that meet the filter now, found as the database sees best.
         guard let bounds = try await engine.read({ db -> (low: Int64, high: Int64)? in
             guard let row = try db.rows("SELECT min(p.id) AS low, max(p.id) AS high FROM postbacks p WHERE \(filter.sql(forcingIDOrder: false, db.dialect))",
@@ -143,7 +192,7 @@ public struct PostbackReconciliation: Sendable {
         }
         let positions = position
         let found = try await engine.read { db in
-            var stored = [(postbacks: Int, counted: Int, verified: Bool)?](repeating: nil, count: claimed.count)
+            var stored = [Found?](repeating: nil, count: claimed.count)
             var failed = [Bool](repeating: false, count: claimed.count)
             // The dedup keys of the identifiers as given are made by the database from one list and looked up in the
             // unique index (AdAttributionKit's, and SKAdNetwork's of every window); then, for those not found, the keys
@@ -156,9 +205,8 @@ public struct PostbackReconciliation: Sendable {
                     guard seen.insert(try row.get("dedup_key", as: String.self)).inserted,
                           let index = positions[try row.get("postback_identifier", as: String.self).lowercased()] else { continue }
                     if let adNetwork, try row.get("ad_network_id", as: String.self) != adNetwork { continue }
-                    var entry = stored[index] ?? (0, 0, false)
-                    entry.postbacks += 1
-                    if try row.get("countable", as: Bool.self) { entry.counted += 1 }
+                    var entry = stored[index] ?? Found()
+                    try entry.add(row)
                     if try row.get("outcome", as: String.self) == "verified" { entry.verified = true }
                     stored[index] = entry
                 }
@@ -179,7 +227,7 @@ public struct PostbackReconciliation: Sendable {
             let entry = found.0[index]
             let status: Status = if entry?.verified == true { .verified } else if entry != nil { .unverifiableOnly }
                 else if found.1[index] { .failedOnly } else { .unknown }
-            return [.string(claimed[index]), .string(status.rawValue), .number(String(entry?.postbacks ?? 0)), .number(String(entry?.counted ?? 0))]
+            return [.string(claimed[index]), .string(status.rawValue)] + (entry?.cells ?? Found.none)
         }
     }
 
@@ -189,6 +237,7 @@ public struct PostbackReconciliation: Sendable {
         let app: AppID?
         let from: Date?
         let to: Date?
+        let scope: UnclaimedScope
 
         /// The conditions on `p` (the `postbacks` table). `forcingIDOrder` keeps SQLite from the indexes on
         /// `received_at` and `advertised_item_id` (a `+` before a column), so a page is read along the primary key from
@@ -199,6 +248,7 @@ public struct PostbackReconciliation: Sendable {
             if app != nil { conditions.append("\(plus)p.advertised_item_id = ?") }
             if from != nil { conditions.append("\(plus)p.received_at >= ?") }
             if to != nil { conditions.append("\(plus)p.received_at < ?") }
+            if let scoped = scope.sql { conditions.append(scoped) }
             return conditions.joined(separator: " AND ")
         }
 
@@ -230,23 +280,23 @@ public struct PostbackReconciliation: Sendable {
             unclaimed.insert(identifier)
             firsts.append((identifier, try row.get("id", as: Int64.self)))
         }
-        var totals: [String: (first: Int64, postbacks: Int, counted: Int)] = [:]
+        var totals: [String: (first: Int64, found: Found)] = [:]
         if !firsts.isEmpty {
             var seen = Set<Int64>()
-            let sql = storedSQL(db.dialect, otherCase: false, columns: "p.id, p.postback_identifier, p.countable", where: filter.sql(forcingIDOrder: false, db.dialect))
+            let sql = storedSQL(db.dialect, otherCase: false, columns: "p.id, p.postback_identifier, p.countable, p.conversion_class, p.did_win, p.conversion_window",
+                                where: filter.sql(forcingIDOrder: false, db.dialect))
             for row in try db.rows(sql, [argument(firsts.map { $0.identifier }, db.dialect)] + filter.arguments, reuse: .once) {
                 let id = try row.get("id", as: Int64.self), identifier = try row.get("postback_identifier", as: String.self)
                 guard unclaimed.contains(identifier), seen.insert(id).inserted else { continue }
-                var total = totals[identifier] ?? (id, 0, 0)
+                var total = totals[identifier] ?? (id, Found())
                 total.first = min(total.first, id)
-                total.postbacks += 1
-                if try row.get("countable", as: Bool.self) { total.counted += 1 }
+                try total.found.add(row)
                 totals[identifier] = total
             }
         }
         let rows: [[JSONValue]] = firsts.compactMap { first in
             guard let total = totals[first.identifier], total.first == first.id else { return nil }
-            return [.string(first.identifier), .string(Status.notClaimed.rawValue), .number(String(total.postbacks)), .number(String(total.counted))]
+            return [.string(first.identifier), .string(Status.notClaimed.rawValue)] + total.found.cells
         }
         let last = try postbacks.count == page ? postbacks.last?.get("id", as: Int64.self) : nil
         return (rows, last)
@@ -256,7 +306,8 @@ public struct PostbackReconciliation: Sendable {
     /// `otherCase`) in Apple's: `columns` of `p`, and only those that meet `conditions` when given. On SQLite one range
     /// of the unique index covers SKAdNetwork's windows 0 to 2 (keys compare byte by byte; an identifier is a UUID, so
     /// nothing else falls between); PostgreSQL's text order follows a collation, so there each window's key is looked up.
-    private static func storedSQL(_ dialect: SQLDialect, otherCase: Bool, columns: String = "p.dedup_key, p.postback_identifier, p.outcome, p.countable, p.ad_network_id",
+    private static func storedSQL(_ dialect: SQLDialect, otherCase: Bool,
+                                  columns: String = "p.dedup_key, p.postback_identifier, p.outcome, p.countable, p.ad_network_id, p.conversion_class, p.did_win, p.conversion_window",
                                   where conditions: String? = nil) -> String {
         let aak = otherCase ? "upper(id)" : "id", skan = otherCase ? "lower(id)" : "id"
         let aakOnly = otherCase ? " WHERE upper(id) <> id" : "", skanOnly = otherCase ? " WHERE lower(id) <> id" : ""
