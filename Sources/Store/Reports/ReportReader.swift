@@ -72,13 +72,16 @@ public struct ReportReader: Sendable {
         return (sql, arguments)
     }
 
-    /// The columns `/v1/conversions` returns: the `conversions` view's, documented in docs/sql.md.
+    /// The columns `/v1/conversions` and the export return: the `conversions` view's, in its order (docs/sql.md), all
+    /// but `source_levels` (the schema's names as JSON; reports give them as campaign_name and the like).
     public static let conversionColumns = [
-        "id", "received_at", "protocol", "version", "outcome", "environment", "countable", "ad_network_id", "app",
-        "postback_identifier", "source_identifier", "campaign", "ad_group", "creative", "conversion_type", "conversion_class",
-        "conversion_window", "did_win", "interaction", "tier_min", "tier_max", "conversion_value_unsigned", "coarse_value_unsigned",
-        "country_code_unsigned", "decode_status", "schema_revision", "schema_version", "revenue_min", "revenue_max", "currency",
-        "duplicates", "replays",
+        "id", "received_at", "day", "time_zone", "local_day", "estimated_install_at", "protocol", "version", "outcome", "environment",
+        "key_id", "countable", "reason", "ad_network_id", "app", "app_name", "dedup_key", "postback_identifier", "source_identifier",
+        "digit_count", "campaign", "ad_group", "creative", "conversion_type", "conversion_class", "conversion_window", "did_win",
+        "redownload", "interaction", "fidelity_type", "publisher_item_id", "source_domain", "marketplace_id", "tier_min", "tier_max",
+        "conversion_value_unsigned", "coarse_value_unsigned", "ad_interaction_type_unsigned", "country_code_unsigned", "country_known",
+        "decode_status", "schema_revision", "schema_version", "revenue_min", "revenue_max", "revenue_mid", "currency",
+        "revenue_min_micros", "revenue_max_micros", "event_count", "duplicates", "replays", "unverified_copies",
     ]
 }
 
