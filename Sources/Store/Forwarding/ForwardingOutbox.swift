@@ -274,13 +274,15 @@ public struct ForwardingOutbox: Sendable {
     public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
-        let (entries, template) = try await engine.write { db -> ([ClaimedEntry], String) in
+        // The bodies are made in the claim's own transaction (one more query for an enriched template, none for
+        // original): a body that cannot be made undoes the claim, and no second transaction is paid per claim.
+        return try await engine.write { db -> [ForwardDelivery] in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
             guard let rule = try db.row("""
                 SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
                 FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
                 """, [partner]) else {
-                return ([], DeliveryTemplate.original)
+                return []
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -300,7 +302,7 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return ([], DeliveryTemplate.original) }
+            guard !claimed.isEmpty else { return [] }
             let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
                 PartnerHeader(stored: name, value: secret)
             } else { nil }
@@ -314,16 +316,7 @@ public struct ForwardingOutbox: Sendable {
                     dedupKey: try row.get("dedup_key"), body: Array(try row.get("body", as: Data.self)), header: header, attempts: try row.get("attempts"),
                     deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID), remoteAddress: try row.get("remote_address"))
             }
-            return (entries, try rule.get("template", as: String.self))
-        }
-        do {
-            return try await render(entries, template: template, test: false)
-        } catch {
-            // The claim is given back at once, so the entries are not held until it lapses.
-            _ = try? await engine.write { db in
-                try db.execute("UPDATE forward_outbox SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", [claimID])
-            }
-            throw error
+            return try Self.render(db, entries, template: try rule.get("template", as: String.self), test: false)
         }
     }
 
@@ -341,17 +334,17 @@ public struct ForwardingOutbox: Sendable {
         return PartnerHeader(stored: name, value: try row.get("value", as: String.self))
     }
 
-    /// The deliveries with their bodies made by `template`: `original` sends Apple's body as stored and reads nothing
-    /// more; another template reads the claimed postbacks' facts in one query. A template removed since the claim
-    /// falls back to `original`'s body, so nothing claimed is held.
-    func render(_ entries: [ClaimedEntry], template name: String, test: Bool) async throws -> [ForwardDelivery] {
+    /// The deliveries with their bodies made by `template`, in the caller's session: `original` sends Apple's body as
+    /// stored and reads nothing more; another template reads the postbacks' facts in one query (and the spend, when it
+    /// sends cost). A rule names only templates that exist (removing one that rules name is refused).
+    static func render(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String, test: Bool) throws -> [ForwardDelivery] {
         guard !entries.isEmpty else { return [] }
         if name == DeliveryTemplate.original, !test { return entries.map(\.delivery) }
-        let (template, facts) = try await engine.read { db -> (DeliveryTemplate, [Int64: DeliveryFacts]) in
-            let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
-            guard template.needsFacts else { return (template, [:]) }
+        let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
+        var facts: [Int64: DeliveryFacts] = [:]
+        if template.needsFacts {
             let usesCost = template.fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency }
-            return (template, try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: usesCost))
+            facts = try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: usesCost)
         }
         return entries.map { entry in
             var fact = facts[entry.delivery.postbackID] ?? .none
@@ -369,7 +362,7 @@ public struct ForwardingOutbox: Sendable {
     /// as a test (`"countersign-test": true`) and keyed `test-` plus a fresh id so a partner never takes it for the real
     /// one, within ``testTimeout``. Nothing is queued or counted. Nil when there is no such rule.
     public func testDelivery(rule name: String) async throws -> ForwardDelivery? {
-        let found = try await engine.read { db -> (ClaimedEntry, String)?? in
+        let found = try await engine.read { db -> ForwardDelivery?? in
             guard let rule = try db.row("SELECT url, timeout, template FROM forward_rules WHERE name = ?", [name]) else { return .none }
             guard let row = try db.row("""
                 SELECT p.id, p.dedup_key, rc.body, rc.remote_address FROM postbacks p JOIN forward_rules r ON \(Self.matches(row: "p"))
@@ -380,11 +373,12 @@ public struct ForwardingOutbox: Sendable {
                 id: 0, partner: name, url: try rule.get("url"), timeout: min(Self.testTimeout, try rule.get("timeout", as: Double.self)), postbackID: try row.get("id"),
                 dedupKey: "test-" + UUID().uuidString.lowercased(), body: Array(try row.get("body", as: Data.self)), header: try Self.header(db, rule: name),
                 attempts: 0, deadline: Date(), claimID: "test")
-            return .some((ClaimedEntry(delivery: delivery, remoteAddress: try row.get("remote_address")), try rule.get("template", as: String.self)))
+            let entry = ClaimedEntry(delivery: delivery, remoteAddress: try row.get("remote_address"))
+            return .some(try Self.render(db, [entry], template: try rule.get("template", as: String.self), test: true).first)
         }
         guard let found else { return nil }
-        guard let (entry, template) = found else { throw Refusal.nothingToTest(name) }
-        return try await render([entry], template: template, test: true).first
+        guard let delivery = found else { throw Refusal.nothingToTest(name) }
+        return delivery
     }
 
     /// Records a delivery the partner accepted: the entry goes, the rule's delivered count grows. Returns false when the

@@ -806,6 +806,27 @@ enum PostgresMigrations {
                 updated_at text NOT NULL
             );
             """),
+        // cohorts_daily's install_day in the app's registered zone, with time_zone as its last column (as SQLite's v27;
+        // issue 49, finding 2). Replaced in place, so grants on the view stay. Frozen text.
+        ("v22-cohorts-local-day", """
+            CREATE OR REPLACE VIEW cohorts_daily AS
+            SELECT install_day, app, app_name, ad_network_id, coalesce(campaign, '') AS campaign, currency,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install' THEN 1 ELSE 0 END) AS installs,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 're-engagement' THEN 1 ELSE 0 END) AS re_engagements,
+                   sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install'
+                             AND conversion_value_unsigned IS NULL AND coarse_value_unsigned IS NULL THEN 1 ELSE 0 END) AS installs_without_value,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_0,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_0,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_1,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_1,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_2,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_2,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS re_engagement_revenue_min_micros,
+                   sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS re_engagement_revenue_max_micros,
+                   time_zone
+            FROM (SELECT c.*, to_char(c.estimated_install_at::timestamptz AT TIME ZONE c.time_zone, 'YYYY-MM-DD') AS install_day FROM conversions c) AS zoned
+            GROUP BY install_day, time_zone, app, app_name, ad_network_id, coalesce(campaign, ''), currency;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

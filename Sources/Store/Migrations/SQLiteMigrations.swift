@@ -924,6 +924,33 @@ enum SQLiteMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("v27-cohorts-local-day") { db in
+            // cohorts_daily's install_day is the estimated install day in the app's registered zone (time_zone, the
+            // last column), as performance counts an app's days; it was the UTC day (issue 49, finding 2). Frozen text.
+            try db.execute(sql: """
+                DROP VIEW cohorts_daily;
+                CREATE VIEW cohorts_daily AS
+                SELECT install_day, app, app_name, ad_network_id, coalesce(campaign, '') AS campaign, currency,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install' THEN 1 ELSE 0 END) AS installs,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 're-engagement' THEN 1 ELSE 0 END) AS re_engagements,
+                       sum(CASE WHEN countable = 1 AND did_win = 1 AND conversion_window = 0 AND conversion_class = 'install'
+                                 AND conversion_value_unsigned IS NULL AND coarse_value_unsigned IS NULL THEN 1 ELSE 0 END) AS installs_without_value,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_0,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 0 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_0,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_1,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 1 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_1,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS revenue_min_micros_window_2,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 'install' AND conversion_window = 2 THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS revenue_max_micros_window_2,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_min_micros, 0) ELSE 0 END) AS re_engagement_revenue_min_micros,
+                       sum(CASE WHEN countable = 1 AND conversion_class = 're-engagement' THEN coalesce(revenue_max_micros, 0) ELSE 0 END) AS re_engagement_revenue_max_micros,
+                       time_zone
+                FROM (SELECT c.*, CASE WHEN c.time_zone = 'UTC' THEN substr(c.estimated_install_at, 1, 10)
+                             ELSE date(c.estimated_install_at, coalesce((SELECT o.offset_seconds FROM time_zone_offsets o WHERE o.time_zone = c.time_zone
+                                 AND o.valid_from <= c.estimated_install_at ORDER BY o.valid_from DESC LIMIT 1), 0) || ' seconds') END AS install_day
+                      FROM conversions c) AS zoned
+                GROUP BY install_day, time_zone, app, app_name, ad_network_id, coalesce(campaign, ''), currency;
+                """)
+        }
         return migrator
     }
 }
