@@ -1,3 +1,5 @@
+import JWS
+
 /// Checks an app's attribution keys in its `Info.plist`: misspelled or wrongly cased keys, malformed `SKAdNetworkItems`
 /// entries, identifiers that are not lower case, duplicates, copy endpoints that do not point at the domain registered
 /// for the app, AdAttributionKit configuration values outside Apple's ranges, and accepted ad networks left out.
@@ -193,24 +195,9 @@ public enum InfoPlistCheck {
             return "wrong case: Apple reads the key \(meant) exactly"
         }
         guard key.count >= 8 else { return nil }
-        if let meant = keys.first(where: { distance(key.lowercased(), $0.lowercased(), atMost: 2) }) {
+        if let meant = EditDistance.nearest(to: key, in: keys) {
             return "looks like a misspelling of \(meant); Apple ignores this key"
         }
         return nil
-    }
-
-    /// Whether the edit distance of `a` and `b` is at most `limit`.
-    static func distance(_ a: String, _ b: String, atMost limit: Int) -> Bool {
-        let (a, b) = (Array(a), Array(b))
-        guard abs(a.count - b.count) <= limit else { return false }
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count] <= limit
     }
 }

@@ -16,7 +16,12 @@ struct PeriodOptions: ParsableArguments {
 
     /// The report's zone for one registered `app` when `tz` names none (`tz` pair), then the `from` and `to` pairs with
     /// relative dates resolved today in the zone that applies (`tz`, else the app's, else UTC).
+    /// An app Countersign does not know at all (not registered, nothing received or imported) is refused: its report
+    /// would be an empty table that looks like a real answer.
     func pairs(tz: String?, app: String?, store: StoreDatabase) async throws -> [(String, String)] {
+        if let app, let id = AppID(app), try await !store.apps.isKnown(id) {
+            throw CLIFailure.rejected("app \(app) is not registered and nothing was received or imported for it; countersign apps list shows the apps")
+        }
         let appZone = if tz == nil, let app = app.flatMap({ AppID($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
         let zone = TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt
         return (appZone.map { [("tz", $0)] } ?? []) + (try pairs(now: Date(), zone: zone))
@@ -33,6 +38,9 @@ struct PeriodOptions: ParsableArguments {
         var pairs: [(String, String)] = []
         if let from { pairs.append(("from", RelativeDay.resolve(from, now: now, zone: zone) ?? from)) }
         if let to { pairs.append(("to", RelativeDay.resolve(to, now: now, zone: zone) ?? to)) }
+        if pairs.count == 2, let start = Timestamp.parse(pairs[0].1, assuming: zone), let end = Timestamp.parse(pairs[1].1, assuming: zone), end <= start {
+            throw CLIFailure.usage("--to (\(pairs[1].1)) is not after --from (\(pairs[0].1)), so the range holds nothing; --to is excluded: --from 2026-11-01 --to 2026-11-02 is one day")
+        }
         return pairs
     }
 }

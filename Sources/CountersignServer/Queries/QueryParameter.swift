@@ -67,7 +67,9 @@ package enum QueryParameter {
         var dimensions = existing
         for item in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
             guard let dimension = D(rawValue: item) else {
-                throw QueryProblem(parameter: name, message: "unknown dimension \"\(item)\"; use \(D.allCases.map(\.rawValue).joined(separator: ", "))")
+                let known = D.allCases.map(\.rawValue)
+                let hint = EditDistance.nearest(to: item, in: known).map { "; did you mean \($0)?" } ?? ""
+                throw QueryProblem(parameter: name, message: "unknown dimension \"\(item)\"\(hint); use \(known.joined(separator: ", "))")
             }
             if !dimensions.contains(dimension) { dimensions.append(dimension) }
         }

@@ -160,4 +160,13 @@ public struct AppRegistry: Sendable {
     public func timeZone(app: AppID) async throws -> String? {
         try await engine.read { db in try db.value("SELECT time_zone FROM apps WHERE app = ?", [app], as: String.self) }
     }
+
+    /// Whether Countersign knows `app` at all: registered, or named by a stored postback or an imported spend row.
+    public func isKnown(_ app: AppID) async throws -> Bool {
+        try await engine.read { db in
+            try db.row("SELECT 1 FROM apps WHERE app = ?", [app]) != nil
+                || db.row("SELECT 1 FROM postbacks WHERE advertised_item_id = ? LIMIT 1", [app]) != nil
+                || db.row("SELECT 1 FROM spend WHERE app = ? LIMIT 1", [app]) != nil
+        }
+    }
 }
