@@ -117,7 +117,7 @@ struct PerformanceGroup: Sendable {
             .notCountedUnverifiable: count(counts[11]), .notCountedDevelopment: count(counts[12]), .notCountedPolicy: count(counts[13]),
             .copies: count(counts[14]), .forged: count(forged),
             .currencies: sourceCurrencies.isEmpty ? .null : .string(sourceCurrencies.sorted().joined(separator: ",")),
-            .ratesUsed: ratesUsed.isEmpty ? .null : .string(ratesUsed.sorted().joined(separator: "; ")),
+            .ratesUsed: ratesUsed.isEmpty ? .null : .string(RatesUsed.summary(ratesUsed)),
             .note: notes.isEmpty ? .null : .string(notes.joined(separator: "; ")),
         ]
         return [currency.map { .string($0) } ?? .null] + PerformanceMetric.allCases.map { cells[$0] ?? .null }

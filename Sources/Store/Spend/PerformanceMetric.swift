@@ -90,7 +90,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .copies: "Later copies (duplicates and replays) of winning first-window install postbacks whose network Apple's signature proves (verified, counted or not): received, never counted again. Copies of unverifiable postbacks are left out: their network is only claimed."
         case .forged: "Bodies whose signature or shape failed (refused at the door, or found forged by reverify), naming this network and app as claimed by an unverified body (anyone can raise it; never counted)."
         case .currencies: "The currencies the row's revenue and spend are in before any conversion, comma-separated."
-        case .ratesUsed: "The exchange rates the row's amounts were converted with, such as EUR>USD 1.0842 (2026-11-20); empty without a reporting currency."
+        case .ratesUsed: "The exchange rates the row's amounts were converted with, by pair and day, such as EUR>USD 1.0842 (2026-11-20); a pair with more than three shows its first and last and how many; empty without a reporting currency."
         case .note: "Why a figure is empty: amounts in several currencies without a reporting currency, or an amount without an exchange rate."
         }
     }
