@@ -137,3 +137,18 @@ import TestSupport
         #expect(keys.stdout.contains(",\"read,schemas\","), "\(keys.stdout)")
     }
 }
+
+/// A performance table shows amounts and returns in cents and shares to a tenth of a percent; CSV and JSON keep every
+/// figure exact (issue 49, finding 8: `914.710037`, an eCPI of `14.54086`).
+@Suite struct PerformanceTableRoundingTests {
+    @Test func tablesShowMoneyInCentsAndCountsAsTheyAre() {
+        let table = ReportTable(columns: ["ad_network", "installs", "spend", "ecpi", "roas_mid", "install_ratio", "revenue_mid"],
+                                rows: [[.string("x"), .number("5"), .number("914.710037"), .number("14.54086"), .number("21.6749"), .number("0.4666666"), .null],
+                                       [.string("y"), .number("7"), .number("2769.6"), .number("0.005"), .number("3"), .number("1"), .number("60030.8")]],
+                                timeZone: "Europe/Berlin")
+        let rounded = PerformanceCommand.rounded(table)
+        #expect(rounded.rows[0] == [.string("x"), .number("5"), .number("914.71"), .number("14.54"), .number("21.67"), .number("0.467"), .null])
+        #expect(rounded.rows[1] == [.string("y"), .number("7"), .number("2769.60"), .number("0.01"), .number("3.00"), .number("1.000"), .number("60030.80")])
+        #expect(rounded.timeZone == "Europe/Berlin")
+    }
+}

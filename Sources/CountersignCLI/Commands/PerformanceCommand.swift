@@ -34,6 +34,28 @@ struct PerformanceCommand: AsyncParsableCommand {
     @OptionGroup var metrics: MetricsOption
     @OptionGroup var output: OutputOption
 
+    /// `table` with each metric's figures to the decimals a table shows (``PerformanceMetric/tableDecimals``), rounded
+    /// half up: 914.710037 reads 914.71, an eCPI of 14.54086 reads 14.54 (issue 49, finding 8).
+    static func rounded(_ table: ReportTable) -> ReportTable {
+        let decimals = table.columns.map { PerformanceMetric(rawValue: $0)?.tableDecimals }
+        return ReportTable(columns: table.columns, rows: table.rows.map { row in
+            zip(row, decimals).map { cell, places in
+                guard let places, case .number(let text) = cell, var value = Decimal(string: text) else { return cell }
+                var result = Decimal()
+                NSDecimalRound(&result, &value, places, .plain)
+                return .number(Self.fixed(result, places))
+            }
+        }, timeZone: table.timeZone)
+    }
+
+    /// `value` with exactly `places` decimals.
+    static func fixed(_ value: Decimal, _ places: Int) -> String {
+        let text = NSDecimalNumber(decimal: value).stringValue
+        let parts = text.split(separator: ".", maxSplits: 1)
+        let fraction = parts.count > 1 ? String(parts[1]) : ""
+        return String(parts[0]) + "." + fraction + String(repeating: "0", count: max(0, places - fraction.count))
+    }
+
     /// The metrics a table shows when `--metrics` is not given: what an analyst reads first, in 120 columns.
     static let compact: [String] = [PerformanceMetric.installs, .claimedInstalls, .spend, .ecpi, .revenueMid, .roasMid].map(\.rawValue)
 
@@ -52,7 +74,8 @@ struct PerformanceCommand: AsyncParsableCommand {
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         // The CLI reads the database file itself: every group, no cap (the server's is --performance-max-groups).
         let full = try await store.performance.report(query, maximumGroups: nil)
-        let table = try metrics.select(full, all: PerformanceMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
+        var table = try metrics.select(full, all: PerformanceMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
+        if output == .table { table = Self.rounded(table) }
         FileHandle.standardOutput.write(Data(output.render(table).utf8))
         if let note = full.columns.firstIndex(of: PerformanceMetric.note.rawValue), !table.columns.contains(PerformanceMetric.note.rawValue),
            full.rows.contains(where: { $0[note] != .null }) {

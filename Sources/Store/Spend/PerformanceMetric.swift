@@ -47,6 +47,18 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case note
 
     /// What the metric is, in words an analyst uses.
+    /// The decimals a table shows (amounts and returns in cents, shares to a tenth of a percent); nil for counts and
+    /// text. CSV and JSON keep every figure exact.
+    public var tableDecimals: Int? {
+        switch self {
+        case .spend, .ecpi, .cpi, .revenueMin, .revenueMax, .revenueMid, .revenueMidWindow0, .revenueMidWindow1, .revenueMidWindow2,
+             .reEngagementRevenueMin, .reEngagementRevenueMax, .reEngagementRevenueMid, .modeledRevenueMid,
+             .roasMin, .roasMax, .roasMid, .roasMidWindow0, .roasMidWindows01: 2
+        case .installRatio, .nullRate, .nullRateTier0, .nullRateTier1, .nullRateTier2, .nullRateTier3: 3
+        default: nil
+        }
+    }
+
     public var definition: String {
         switch self {
         case .installs: "Verified installs, as the reports count them: one per winning first-window install postback that counts (docs/metrics.md)."
