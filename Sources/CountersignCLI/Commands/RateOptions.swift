@@ -30,7 +30,7 @@ struct RateOptions: ParsableArguments {
         case .success(let history):
             var said = "\(path): \(history.users) users"
             if history.rowsAfterLastWindow > 0 { said += ", \(history.rowsAfterLastWindow) rows after hour 840 left out" }
-            if !history.ratesUsed.isEmpty { said += ", converted with \(history.ratesUsed.joined(separator: "; "))" }
+            if !history.ratesUsed.isEmpty { said += ", converted with \(RatesUsed.summary(history.ratesUsed))" }
             if !history.eventUsers.isEmpty { said += ", users per event: " + history.eventUsers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
             FileHandle.standardError.write(Data((said + "\n").utf8))
             return history
