@@ -68,7 +68,7 @@ let package = Package(
             // The delivery templates shipped with every release (docs/operations.md#delivery-templates).
             resources: [.embedInCode("Forwarding/Templates/appmetrica.json"), .embedInCode("Forwarding/Templates/branch.json"),
                         .embedInCode("Forwarding/Templates/unity.json"), .embedInCode("Forwarding/Templates/airbridge.json"),
-                        .embedInCode("Forwarding/Templates/enriched.json")],
+                        .embedInCode("Forwarding/Templates/enriched.json"), .embedInCode("Forwarding/Templates/pull.json")],
             swiftSettings: strict
         ),
         // The server as a library: routes, services, settings, rendering, the application builder.

@@ -139,6 +139,10 @@ public final class StoreDatabase: Service, Sendable {
     public var forwarding: ForwardingOutbox { ForwardingOutbox(engine: engine) }
     /// The delivery templates forwarding rules name.
     public var deliveryTemplates: DeliveryTemplateStore { DeliveryTemplateStore(engine: engine) }
+    /// Advertisers and their apps.
+    public var advertisers: AdvertiserRegistry { AdvertiserRegistry(engine: engine) }
+    /// Advertisers' raw pulls of their postbacks.
+    public var pull: PostbackPull { PostbackPull(engine: engine) }
     /// Online backups of an SQLite store.
     public var backup: StoreBackup { StoreBackup(engine: engine) }
 }

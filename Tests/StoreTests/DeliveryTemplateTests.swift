@@ -36,7 +36,7 @@ import TestSupport
     static func file(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     @Test func shippedTemplatesParseAndSayWhereTheirLayoutIsDocumented() {
-        #expect(DeliveryTemplateStore.shipped.map(\.name) == ["original", "airbridge", "appmetrica", "branch", "enriched", "unity"])
+        #expect(DeliveryTemplateStore.shipped.map(\.name) == ["original", "airbridge", "appmetrica", "branch", "enriched", "pull", "unity"])
         for template in DeliveryTemplateStore.shipped where !template.isOriginal {
             #expect(template.source == "countersign" || template.source.hasPrefix("https://"), "\(template.name)")
             #expect(template.appleFields, "\(template.name) keeps Apple's fields")

@@ -61,12 +61,15 @@ struct APIKeyCommand: AsyncParsableCommand {
             discussion: """
             Scopes: read (reports, conversions, intake, postbacks, Apple Ads records and jobs, schemas and names), schemas
             (upload schemas, set names), admin (everything), metrics (/metrics when serve has --metrics-require-key).
-            Example: countersign apikey create --name dashboard --scope read --app 1108187390
+            Examples:
+              countersign apikey create --name dashboard --scope read --app 1108187390
+              countersign apikey create --name acme-reports --scope read --advertiser acme-games
             """
         )
         @Option(help: "Who or what the key is for.") var name: String
         @Option(help: "Comma-separated scopes: read, schemas, admin, metrics, encoder (default read,schemas).") var scope: String?
         @Option(help: "Limit the key to this app (repeatable; default every app).") var app: [AppID] = []
+        @Option(help: "Make the key for this advertiser: it sees the advertiser's apps only, as they are when it is used.") var advertiser: String?
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
@@ -81,7 +84,15 @@ struct APIKeyCommand: AsyncParsableCommand {
                 }
             }
             guard !scopes.isEmpty else { throw CLIFailure.usage("--scope: name at least one scope") }
-            let (record, key) = try await database.open(create: true).apiKeys.create(name: name, scopes: scopes, apps: app.isEmpty ? nil : Set(app))
+            guard advertiser == nil || app.isEmpty else { throw CLIFailure.usage("--advertiser and --app: a key for an advertiser covers its apps; give one or the other") }
+            let (record, key): (APIKeyRecord, String)
+            do {
+                (record, key) = try await database.open(create: true).apiKeys.create(name: name, scopes: scopes, apps: app.isEmpty ? nil : Set(app),
+                                                                                   advertiser: advertiser)
+            } catch let refusal as APIKeyStore.Refusal {
+                if case .scopeSpansEveryApp = refusal { throw CLIFailure.usage("--scope: \(refusal.description)") }
+                throw CLIFailure.rejected(refusal.description)
+            }
             print(JSONValue.object(JSONObject([
                 JSONMember(key: "id", value: .number(String(record.id))),
                 JSONMember(key: "name", value: .string(record.name)),
@@ -90,10 +101,11 @@ struct APIKeyCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("store the key now: it cannot be shown again\n".utf8))
         }
 
-        /// `scopes` and `apps` (null: every app) as JSON members.
+        /// `scopes`, `apps` (null: every app) and `advertiser` (null: none) as JSON members.
         static func grantMembers(_ grant: APIKeyGrant) -> [JSONMember] {
             [JSONMember(key: "scopes", value: .array(grant.scopes.sorted().map { .string($0.rawValue) })),
-             JSONMember(key: "apps", value: grant.apps.map { .array($0.sorted().map { .number(String($0)) }) } ?? .null)]
+             JSONMember(key: "apps", value: grant.apps.map { .array($0.sorted().map { .number(String($0)) }) } ?? .null),
+             JSONMember(key: "advertiser", value: grant.advertiser.map { .string($0) } ?? .null)]
         }
     }
 

@@ -5,6 +5,9 @@ import Postback
 
 /// The error codes of the HTTP API besides verification reasons (``VerificationReason``); docs/openapi.yaml lists them.
 enum APIErrorCode: String, CaseIterable {
+    case advertiserAppTaken = "advertiser_app_taken"
+    case advertiserLimit = "advertiser_limit"
+    case advertiserNotFound = "advertiser_not_found"
     case apiKeyInQuery = "api_key_in_query"
     case appNotAllowed = "app_not_allowed"
     case appNotRegistered = "app_not_registered"

@@ -3,7 +3,8 @@ import JWS
 import Store
 import Postback
 
-/// `GET /v1/reports`, `GET /v1/conversions`, `GET /v1/conversions/export` and `GET /v1/networks/signing`.
+/// `GET /v1/reports`, `GET /v1/conversions`, `GET /v1/conversions/export`, `GET /v1/postbacks` and
+/// `GET /v1/networks/signing`.
 enum ReportRoutes {
     static func add(to api: PrivateAPI, store: StoreDatabase, limits: ServerLimits) {
         // What each network signs, over the last `days` days (docs/metrics.md).
@@ -24,6 +25,7 @@ enum ReportRoutes {
                                      headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
         addExport(to: api, store: store, limiter: limits.export)
+        addPull(to: api, store: store, limiter: limits.export)
         api.read.get("conversions") { request, context in
             let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
@@ -69,6 +71,31 @@ enum ReportRoutes {
                             body: ResponseBody { writer in
                 defer { permit.release() }
                 try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson, page: ReportRoutes.exportPage) { bytes in
+                    for range in ReportRoutes.exportChunks(count: bytes.count) { try await writer.write(ByteBuffer(bytes: bytes[range])) }
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    /// `GET /v1/postbacks`: the raw pull. Every postback the filters select, Apple's fields as the device sent them plus
+    /// the network's ids and names, made by a delivery template (`pull` by default), as NDJSON (default) or CSV, streamed
+    /// as the export is and bounded by the same limiter.
+    static func addPull(to api: PrivateAPI, store: StoreDatabase, limiter: HeavyRequestLimiter) {
+        api.read.get("postbacks") { request, context in
+            let (query, _) = try await parse(request, extra: ["format", "template"], store: store)
+            try context.requireApp(query.app)
+            guard let format = PostbackPull.Format(rawValue: request.uri.queryParameters.get("format") ?? "ndjson") else {
+                throw APIError(.badRequest, .badParameter, "format: a pull is ndjson or csv")
+            }
+            let name = request.uri.queryParameters.get("template") ?? PostbackPull.defaultTemplate
+            guard let template = try await store.deliveryTemplates.named(name) else { throw DeliveryTemplateRoutes.notFound(name) }
+            let permit = try limiter.acquire(key: context.heavyRequestKey)
+            let contentType = format == .csv ? ReportFormat.csv.contentType : ReportFormat.ndjson.contentType
+            return Response(status: .ok, headers: [.contentType: contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
+                            body: ResponseBody { writer in
+                defer { permit.release() }
+                try await store.pull.write(query, template: template, format: format, page: ReportRoutes.exportPage) { bytes in
                     for range in ReportRoutes.exportChunks(count: bytes.count) { try await writer.write(ByteBuffer(bytes: bytes[range])) }
                 }
                 try await writer.finish(nil)

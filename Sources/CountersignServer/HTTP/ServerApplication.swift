@@ -96,6 +96,7 @@ package struct ServerApplication {
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
+        AdvertiserRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit, maximumGroups: settings.performanceMaxGroups, limits: limits)
         SpendRoutes.addReconciliation(to: privateAPI, store: store, uploadLimit: settings.reconcileUploadLimit, sizes: settings.reconcileSizes,

@@ -13,7 +13,7 @@ enum DeliveryFactsReader {
         let nameColumns = names.compactMap { dimension in dimension.expression(columns, db.dialect).map { "\($0) AS \(dimension.rawValue)" } }
         let sql = """
             SELECT c.id, c.dedup_key, c.postback_identifier, c.received_at, c.estimated_install_at, c.time_zone, c.protocol, c.version,
-                   c.environment, c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
+                   c.environment, c.outcome, c.countable, c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
                    c.conversion_type, c.conversion_class, c.conversion_window, c.did_win, c.redownload, c.interaction, c.fidelity_type,
                    c.publisher_item_id, c.source_domain, c.conversion_value_unsigned, c.coarse_value_unsigned, c.country_code_unsigned,
                    c.revenue_min_micros, c.revenue_max_micros, c.currency, \(nameColumns.joined(separator: ", "))
@@ -49,7 +49,7 @@ enum DeliveryFactsReader {
                 installDay = Timestamp.parse(estimated).map { Self.day($0, in: zone) }
                 fact[.installDay] = installDay.map { .string($0) }
             }
-            for (column, field) in [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment),
+            for (column, field) in [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
                                     ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
                                     ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
                                     ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
@@ -63,6 +63,7 @@ enum DeliveryFactsReader {
                 try integer(column, field)
             }
             try flag("did_win", .didWin)
+            try flag("countable", .countable)
             try flag("redownload", .redownload)
             if let interaction = try row.get("interaction", as: String?.self) { fact[.viewThrough] = .bool(interaction == "view") }
             if let minimum = try row.get("revenue_min_micros", as: Int64?.self), let maximum = try row.get("revenue_max_micros", as: Int64?.self) {

@@ -5,7 +5,7 @@ public enum DeliveryField: String, Sendable, CaseIterable {
     case dedupKey = "dedup_key", postbackIdentifier = "postback_identifier"
     case receivedAt = "received_at", receivedAtUnix = "received_at_unix", receivedAtUnixMilliseconds = "received_at_unix_ms"
     case estimatedInstallAt = "estimated_install_at", installDay = "install_day"
-    case `protocol`, version, environment
+    case `protocol`, version, environment, outcome, countable
     case adNetworkID = "ad_network_id", adNetworkName = "ad_network_name", app, appName = "app_name"
     case sourceIdentifier = "source_identifier", campaign, campaignName = "campaign_name", adGroup = "ad_group", adGroupName = "ad_group_name"
     case creative, creativeName = "creative_name"
@@ -27,7 +27,7 @@ public enum DeliveryField: String, Sendable, CaseIterable {
         switch self {
         case .receivedAtUnix, .receivedAtUnixMilliseconds, .app, .conversionWindow, .fidelityType, .publisherItemID, .conversionValue: .integer
         case .revenueMin, .revenueMax, .revenueMid, .costPerInstall: .decimal
-        case .didWin, .redownload, .viewThrough: .boolean
+        case .didWin, .redownload, .viewThrough, .countable: .boolean
         default: .text
         }
     }
@@ -45,6 +45,8 @@ public enum DeliveryField: String, Sendable, CaseIterable {
         case .protocol: "aak or skan."
         case .version: "The SKAdNetwork version; absent for AdAttributionKit."
         case .environment: "production or development."
+        case .outcome: "What verification found: verified, or forged, unverifiable and the like (forwarding sends verified postbacks only)."
+        case .countable: "Whether reports count the postback (docs/metrics.md)."
         case .adNetworkID: "The ad network id Apple signed."
         case .adNetworkName: "The ad network's registered name, else its id."
         case .app: "The advertised app's App Store id."

@@ -41,14 +41,17 @@ public struct DeliveryTemplate: Sendable, Equatable {
     public static let maximumBytes = 64 * 1024
     public static let maximumFields = 200
 
-    /// The fields Apple's bodies carry: a template may not put a fact under one of them, so Apple's fields are never
-    /// changed.
-    static let appleKeys: Set<String> = [
+    /// The fields Apple's bodies carry, in the order of Apple's documentation (SKAdNetwork 1.0-4.0, then
+    /// AdAttributionKit's own).
+    public static let appleFieldNames = [
         "version", "ad-network-id", "campaign-id", "source-identifier", "transaction-id", "app-id", "attribution-signature", "redownload",
         "source-app-id", "source-domain", "fidelity-type", "conversion-value", "coarse-conversion-value", "did-win", "postback-sequence-index",
         "jws-string", "ad-interaction-type", "country-code", "postback-identifier", "conversion-type", "advertised-item-identifier",
         "publisher-item-identifier", "impression-type", "marketplace-identifier", "conversion-window", "ad-network-identifier",
     ]
+
+    /// A template may not put a fact under one of Apple's fields, so Apple's fields are never changed.
+    static let appleKeys = Set(appleFieldNames)
 
     /// The key every test delivery carries (`true`), beside the `Countersign-Test` header.
     public static let testKey = "countersign-test"

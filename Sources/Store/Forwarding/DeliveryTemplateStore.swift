@@ -14,7 +14,7 @@ public struct DeliveryTemplateStore: Sendable {
     /// `original` and the templates shipped with this release, by name.
     public static let shipped: [DeliveryTemplate] = [DeliveryTemplate.originalTemplate] + [
         PackageResources.airbridge_json, PackageResources.appmetrica_json, PackageResources.branch_json, PackageResources.enriched_json,
-        PackageResources.unity_json,
+        PackageResources.pull_json, PackageResources.unity_json,
     ].compactMap { try? DeliveryTemplate.parse($0) }
 
     /// A template and where it comes from.

@@ -28,6 +28,8 @@ public enum APIScope: String, Sendable, CaseIterable, Comparable {
 public struct APIKeyGrant: Sendable, Equatable {
     public let scopes: Set<APIScope>
     public let apps: Set<AppID>?
+    /// The advertiser the key was made for: its apps are the advertiser's, as they are when the key is used.
+    public var advertiser: String? = nil
     /// The key's name, which imports record as who made them.
     public var name: String? = nil
     /// The key's id (names need not be unique): what its heavy requests are counted against.
@@ -58,21 +60,53 @@ public struct APIKeyRecord: Sendable, Equatable {
 public struct APIKeyStore: Sendable {
     let engine: any DatabaseEngine
 
-    /// Creates a key named `name` with `scopes`, limited to `apps` when given; returns its record and the key text,
-    /// which is not stored.
-    public func create(name: String, scopes: Set<APIScope> = APIScope.defaults, apps: Set<AppID>? = nil) async throws -> (record: APIKeyRecord, key: String) {
+    /// The scopes an advertiser's key may have: admin and metrics span every app.
+    public static let advertiserScopes: Set<APIScope> = [.read, .schemas, .encoder]
+
+    /// Why a key was not made.
+    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        /// No advertiser has the name.
+        case unknownAdvertiser(String)
+        /// An advertiser's key asked for a scope that spans every app.
+        case scopeSpansEveryApp(APIScope)
+
+        public var description: String {
+            switch self {
+            case .unknownAdvertiser(let name): "no advertiser is named \(name); add it with countersign advertiser set \(name) --app ID"
+            case .scopeSpansEveryApp(let scope): "an advertiser's key cannot have the \(scope.rawValue) scope, which spans every app; use read, schemas or encoder"
+            }
+        }
+    }
+
+    /// Creates a key named `name` with `scopes`, limited to `apps` when given, or made for `advertiser` (covering its
+    /// apps as they are when the key is used); returns its record and the key text, which is not stored.
+    public func create(name: String, scopes: Set<APIScope> = APIScope.defaults, apps: Set<AppID>? = nil,
+                       advertiser: String? = nil) async throws -> (record: APIKeyRecord, key: String) {
+        if advertiser != nil, let wide = scopes.subtracting(Self.advertiserScopes).sorted().first { throw Refusal.scopeSpansEveryApp(wide) }
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
         let key = "cs_" + Base64.encode(bytes, alphabet: .url)
         let prefix = String(key.prefix(9))
         let createdAt = Timestamp.format(Date())
-        let grant = APIKeyGrant(scopes: scopes, apps: apps)
-        let (scopeText, appText) = Self.columns(grant)
-        let id = try await engine.write { db -> Int64 in
-            try db.value("INSERT INTO api_keys (name, prefix, key_hash, created_at, scopes, apps) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                         [name, prefix, Data(sha256(Array(key.utf8))), createdAt, scopeText, appText], as: Int64.self) ?? 0
+        let (scopeText, appText) = Self.columns(APIKeyGrant(scopes: scopes, apps: advertiser == nil ? apps : nil))
+        let (id, grant) = try await engine.write { db -> (Int64, APIKeyGrant) in
+            var grant = APIKeyGrant(scopes: scopes, apps: apps)
+            if let advertiser {
+                guard try db.value("SELECT count(*) FROM advertisers WHERE name = ?", [advertiser], as: Int.self) ?? 0 > 0 else {
+                    throw Refusal.unknownAdvertiser(advertiser)
+                }
+                grant = APIKeyGrant(scopes: scopes, apps: try Self.advertiserApps(db, advertiser), advertiser: advertiser)
+            }
+            let id = try db.value("INSERT INTO api_keys (name, prefix, key_hash, created_at, scopes, apps, advertiser) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                                  [name, prefix, Data(sha256(Array(key.utf8))), createdAt, scopeText, appText, advertiser], as: Int64.self) ?? 0
+            return (id, grant)
         }
         return (APIKeyRecord(id: id, name: name, prefix: prefix, createdAt: createdAt, revokedAt: nil, grant: grant), key)
+    }
+
+    /// The apps the advertiser `name` owns now (none, once it is removed).
+    static func advertiserApps(_ db: any SQLSession, _ name: String) throws -> Set<AppID> {
+        Set(try db.rows("SELECT app FROM advertiser_apps WHERE advertiser = ?", [name]).map { AppID(try $0.get("app", as: Int64.self)) })
     }
 
     /// The `scopes` and `apps` columns: comma-separated, in a fixed order; `apps` NULL for every app.
@@ -86,12 +120,19 @@ public struct APIKeyStore: Sendable {
                     apps: apps.map { Set($0.split(separator: ",").compactMap { AppID(String($0)) }) })
     }
 
+    /// The grant of a key's row (`scopes`, `apps`, `advertiser`): an advertiser's key covers the advertiser's apps now.
+    static func grant(_ db: any SQLSession, row: SQLRow) throws -> APIKeyGrant {
+        let stored = grant(scopes: try row.get("scopes"), apps: try row.get("apps"))
+        guard let advertiser = try row.get("advertiser", as: String?.self) else { return stored }
+        return APIKeyGrant(scopes: stored.scopes, apps: try advertiserApps(db, advertiser), advertiser: advertiser)
+    }
+
     /// Every key, newest first.
     public func list() async throws -> [APIKeyRecord] {
         try await engine.read { db in
-            try db.rows("SELECT id, name, prefix, created_at, revoked_at, scopes, apps FROM api_keys ORDER BY id DESC", []).map {
+            try db.rows("SELECT id, name, prefix, created_at, revoked_at, scopes, apps, advertiser FROM api_keys ORDER BY id DESC", []).map {
                 APIKeyRecord(id: try $0.get("id"), name: try $0.get("name"), prefix: try $0.get("prefix"), createdAt: try $0.get("created_at"),
-                             revokedAt: try $0.get("revoked_at"), grant: Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps")))
+                             revokedAt: try $0.get("revoked_at"), grant: try Self.grant(db, row: $0))
             }
         }
     }
@@ -108,8 +149,8 @@ public struct APIKeyStore: Sendable {
     public func grant(for key: String) async throws -> APIKeyGrant? {
         let hash = Data(sha256(Array(key.utf8)))
         return try await engine.read { db in
-            try db.row("SELECT id, name, scopes, apps FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
-                var grant = Self.grant(scopes: try $0.get("scopes"), apps: try $0.get("apps"))
+            try db.row("SELECT id, name, scopes, apps, advertiser FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [hash]).map {
+                var grant = try Self.grant(db, row: $0)
                 grant.name = try $0.get("name")
                 grant.id = try $0.get("id")
                 return grant

@@ -827,6 +827,19 @@ enum PostgresMigrations {
             FROM (SELECT c.*, to_char(c.estimated_install_at::timestamptz AT TIME ZONE c.time_zone, 'YYYY-MM-DD') AS install_day FROM conversions c) AS zoned
             GROUP BY install_day, time_zone, app, app_name, ad_network_id, coalesce(campaign, ''), currency;
             """),
+        // Advertisers and their apps; keys made for an advertiser (as SQLite's v28; issue 48, item 4). Frozen text.
+        ("v23-advertisers", """
+            CREATE TABLE advertisers (
+                name text PRIMARY KEY,
+                updated_at text NOT NULL
+            );
+            CREATE TABLE advertiser_apps (
+                app bigint PRIMARY KEY,
+                advertiser text NOT NULL REFERENCES advertisers(name) ON DELETE CASCADE
+            );
+            CREATE INDEX advertiser_apps_by_advertiser ON advertiser_apps (advertiser);
+            ALTER TABLE api_keys ADD COLUMN advertiser text;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -951,6 +951,22 @@ enum SQLiteMigrations {
                 GROUP BY install_day, time_zone, app, app_name, ad_network_id, coalesce(campaign, ''), currency;
                 """)
         }
+        migrator.registerMigration("v28-advertisers") { db in
+            // Advertisers: a name and its apps (an app belongs to one advertiser at most); a key made for an advertiser
+            // covers the advertiser's apps as they are when it is used (issue 48, item 4). Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE advertisers (
+                    name TEXT PRIMARY KEY,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE TABLE advertiser_apps (
+                    app INTEGER PRIMARY KEY,
+                    advertiser TEXT NOT NULL REFERENCES advertisers(name) ON DELETE CASCADE
+                );
+                CREATE INDEX advertiser_apps_by_advertiser ON advertiser_apps (advertiser);
+                ALTER TABLE api_keys ADD COLUMN advertiser TEXT;
+                """)
+        }
         return migrator
     }
 }

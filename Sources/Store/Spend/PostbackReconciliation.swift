@@ -160,7 +160,7 @@ public struct PostbackReconciliation: Sendable {
         while true {
             let step = claimed.next(sizes.lookup, from: &cursor)
             if step.isEmpty { break }
-            try await rows(try await lookUp(step, adNetwork: adNetwork))
+            try await rows(try await lookUp(step, adNetwork: adNetwork, app: app))
         }
         guard let adNetwork else { return }
         let filter = UnclaimedFilter(adNetwork: adNetwork, app: app, from: from, to: to, scope: unclaimed)
@@ -184,8 +184,9 @@ public struct PostbackReconciliation: Sendable {
         }
     }
 
-    /// The rows of `claimed` (distinct ignoring case, in order), looked up in one read transaction.
-    private func lookUp(_ claimed: [String], adNetwork: String?) async throws -> [[JSONValue]] {
+    /// The rows of `claimed` (distinct ignoring case, in order), looked up in one read transaction; with `app`, only
+    /// that app's postbacks (and refused bodies that claimed it) are found, so a list never tells of another app's.
+    private func lookUp(_ claimed: [String], adNetwork: String?, app: AppID?) async throws -> [[JSONValue]] {
         var position: [String: Int] = [:]
         for (index, identifier) in claimed.enumerated() where position[identifier.lowercased()] == nil {
             position[identifier.lowercased()] = index
@@ -205,6 +206,7 @@ public struct PostbackReconciliation: Sendable {
                     guard seen.insert(try row.get("dedup_key", as: String.self)).inserted,
                           let index = positions[try row.get("postback_identifier", as: String.self).lowercased()] else { continue }
                     if let adNetwork, try row.get("ad_network_id", as: String.self) != adNetwork { continue }
+                    if let app, try row.get("advertised_item_id", as: Int64?.self) != app.number { continue }
                     var entry = stored[index] ?? Found()
                     try entry.add(row)
                     if try row.get("outcome", as: String.self) == "verified" { entry.verified = true }
@@ -216,8 +218,9 @@ public struct PostbackReconciliation: Sendable {
                 for row in try db.rows("""
                     \(Self.identifiers(db.dialect)), claims(c) AS (SELECT id FROM ids UNION ALL SELECT upper(id) FROM ids WHERE upper(id) <> id
                         UNION ALL SELECT lower(id) FROM ids WHERE lower(id) <> id)
-                    SELECT r.claimed_id FROM claims JOIN receipts r ON r.claimed_id = claims.c
+                    SELECT r.claimed_id, r.claimed_app FROM claims JOIN receipts r ON r.claimed_id = claims.c
                     """, [Self.argument(missing, db.dialect)], reuse: .once) {
+                    if let app, try row.get("claimed_app", as: Int64?.self) != app.number { continue }
                     if let index = positions[try row.get("claimed_id", as: String.self).lowercased()] { failed[index] = true }
                 }
             }
@@ -307,7 +310,7 @@ public struct PostbackReconciliation: Sendable {
     /// of the unique index covers SKAdNetwork's windows 0 to 2 (keys compare byte by byte; an identifier is a UUID, so
     /// nothing else falls between); PostgreSQL's text order follows a collation, so there each window's key is looked up.
     private static func storedSQL(_ dialect: SQLDialect, otherCase: Bool,
-                                  columns: String = "p.dedup_key, p.postback_identifier, p.outcome, p.countable, p.ad_network_id, p.conversion_class, p.did_win, p.conversion_window",
+                                  columns: String = "p.dedup_key, p.postback_identifier, p.outcome, p.countable, p.ad_network_id, p.advertised_item_id, p.conversion_class, p.did_win, p.conversion_window",
                                   where conditions: String? = nil) -> String {
         let aak = otherCase ? "upper(id)" : "id", skan = otherCase ? "lower(id)" : "id"
         let aakOnly = otherCase ? " WHERE upper(id) <> id" : "", skanOnly = otherCase ? " WHERE lower(id) <> id" : ""
