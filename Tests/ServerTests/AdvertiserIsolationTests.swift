@@ -204,3 +204,30 @@ import TestSupport
         var all: [String] { lock.withLock { values } }
     }
 }
+
+/// The advertiser commands, a key made for an advertiser and the pull, through the CLI.
+@Suite struct AdvertiserCLITests {
+    @Test func theCLIAddsAdvertisersMakesTheirKeysAndPulls() async throws {
+        let database = Checkout.temporaryDirectory() + "/advertisers.sqlite"
+        #expect(try await countersign(["advertiser", "set", "acme-games", "--app", "1108187390", "--database", database]).status == 0)
+        let key = try await countersign(["apikey", "create", "--name", "acme-reports", "--scope", "read", "--advertiser", "acme-games", "--database", database])
+        #expect(key.status == 0)
+        let created = try #require(try JSONParser.parse(Array(key.stdout.utf8)).object)
+        #expect(created["advertiser"] == .string("acme-games") && created["apps"] == .array([.number("1108187390")]))
+        let shown = try await countersign(["advertiser", "show", "acme-games", "--database", database])
+        #expect(try JSONParser.parse(Array(shown.stdout.utf8)).object?["keys"]?.serialized.contains("acme-reports") == true)
+        // What is refused, each with one line that says what to do.
+        let wide = try await countersign(["apikey", "create", "--name", "x", "--scope", "admin", "--advertiser", "acme-games", "--database", database])
+        #expect(wide.status == 2 && wide.stderr.contains("use read, schemas or encoder"))
+        let taken = try await countersign(["advertiser", "set", "beta", "--app", "1108187390", "--database", database])
+        #expect(taken.status == 1 && taken.stderr.contains("belongs to advertiser acme-games"))
+        let unknown = try await countersign(["apikey", "create", "--name", "x", "--advertiser", "nobody", "--database", database])
+        #expect(unknown.status == 1 && unknown.stderr.contains("countersign advertiser set nobody"))
+        let badTemplate = try await countersign(["pull", "--app", "1108187390", "--template", "nope", "--database", database])
+        #expect(badTemplate.status == 1 && badTemplate.stderr.contains("forward templates lists them"))
+        #expect(try await countersign(["apps", "set", "1108187390", "--name", "Acme", "--database", database]).status == 0)
+        let csv = try await countersign(["pull", "--app", "1108187390", "--format", "csv", "--database", database])
+        #expect(csv.status == 0 && csv.stdout.hasPrefix("version,ad-network-id,campaign-id,"))
+        #expect(try await countersign(["advertiser", "remove", "acme-games", "--database", database]).stdout.contains("revoked its keys"))
+    }
+}

@@ -15,7 +15,8 @@ public struct PostbackPull: Sendable {
         /// One JSON object a line, every member of Apple's body kept.
         case ndjson
         /// A header of Apple's fields (``DeliveryTemplate/appleFieldNames``) and the template's keys, then a row a
-        /// postback; members of Apple's body not among them are left out.
+        /// postback; an AdAttributionKit JWS's signed fields fill their columns beside `jws-string`; members of Apple's
+        /// body not among them are left out.
         case csv
     }
 
@@ -75,7 +76,7 @@ public struct PostbackPull: Sendable {
                 bytes.append(contentsOf: rendered)
                 bytes.append(0x0A)
             case .csv:
-                let object = (try? JSONParser.parse(rendered))?.object ?? JSONObject([])
+                let object = Self.withSignedFields((try? JSONParser.parse(rendered))?.object ?? JSONObject([]))
                 for (index, column) in columns.enumerated() {
                     if index > 0 { bytes.append(UInt8(ascii: ",")) }
                     if let value = object[column] { CSVField.write(Self.cell(value), into: &bytes) }
@@ -84,6 +85,18 @@ public struct PostbackPull: Sendable {
             }
         }
         return (bytes, rows.count == limit ? ids.last : nil)
+    }
+
+    /// `object` with the members of an AdAttributionKit JWS's payload added (those the body does not hold already), so a
+    /// CSV row has the signed fields in their columns as well as the `jws-string` that proves them.
+    static func withSignedFields(_ object: JSONObject) -> JSONObject {
+        guard let jws = object["jws-string"]?.string else { return object }
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64.decode(Array(parts[1].utf8), alphabet: .url),
+              let signed = (try? JSONParser.parse(payload))?.object else { return object }
+        var combined = object
+        for member in signed.members where combined[member.key] == nil { combined.set(member.key, member.value) }
+        return combined
     }
 
     /// Apple's body on one line (`original` sends it as stored, which may span lines).
