@@ -32,8 +32,8 @@ struct PeriodOptions: ParsableArguments {
     func pairs(now: Date, zone: TimeZone) throws(CLIFailure) -> [(String, String)] {
         if let last {
             guard from == nil, to == nil else { throw CLIFailure.usage("--last replaces --from and --to; give one or the other") }
-            guard let days = RelativeDay.days(last), days > 0 else { throw CLIFailure.usage("--last takes a number of days or weeks, such as 7d, 30d or 4w") }
-            return [("from", RelativeDay.day(-(days - 1), from: now, zone: zone)), ("to", RelativeDay.day(1, from: now, zone: zone))]
+            guard let period = RelativeDay.last(last, now: now, zone: zone) else { throw CLIFailure.usage("--last takes a number of days or weeks, such as 7d, 30d or 4w") }
+            return [("from", period.from), ("to", period.to)]
         }
         var pairs: [(String, String)] = []
         if let from { pairs.append(("from", RelativeDay.resolve(from, now: now, zone: zone) ?? from)) }
@@ -42,42 +42,5 @@ struct PeriodOptions: ParsableArguments {
             throw CLIFailure.usage("--to (\(pairs[1].1)) is not after --from (\(pairs[0].1)), so the range holds nothing; --to is excluded: --from 2026-11-01 --to 2026-11-02 is one day")
         }
         return pairs
-    }
-}
-
-/// Days relative to today: the words and counts the CLI's date options take.
-enum RelativeDay {
-    /// `text` as an ISO date (`2026-11-24`) when it names a day relative to `now` in `zone`: `today`, `yesterday`,
-    /// `7d` or `-7d` (seven days ago), `4w` or `-4w` (four weeks ago); nil for anything else (an ISO date, a typo).
-    static func resolve(_ text: String, now: Date, zone: TimeZone) -> String? {
-        switch text.lowercased() {
-        case "today": return day(0, from: now, zone: zone)
-        case "yesterday": return day(-1, from: now, zone: zone)
-        default:
-            let count = text.hasPrefix("-") ? String(text.dropFirst()) : text
-            guard let days = days(count) else { return nil }
-            return day(-days, from: now, zone: zone)
-        }
-    }
-
-    /// The days in `7d` or `4w`; nil otherwise (a bare number is a year or a typo, never a count of days).
-    static func days(_ text: String) -> Int? {
-        guard let unit = text.last, unit.isLetter else { return nil }
-        let digits = text.dropLast()
-        guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ ("0"..."9").contains($0) }), let count = Int(digits) else { return nil }
-        switch unit {
-        case "d", "D": return count
-        case "w", "W": return count * 7
-        default: return nil
-        }
-    }
-
-    /// The ISO date `offset` days from `now`'s day in `zone`.
-    static func day(_ offset: Int, from now: Date, zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now)) ?? now
-        let parts = calendar.dateComponents([.year, .month, .day], from: day)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import JWS
 import Store
@@ -115,12 +116,24 @@ enum ReportRoutes {
     }
 
     /// The request's query parameters, with the app's registered time zone added when the request names an app and
-    /// no `tz`.
-    static func parameters(_ request: Request, store: StoreDatabase) async throws -> [(String, String)] {
+    /// no `tz`, and `last` (`7d`, `4w`: the days up to and including today in that zone) made into `from` and `to`.
+    static func parameters(_ request: Request, store: StoreDatabase, now: Date = Date()) async throws -> [(String, String)] {
         var pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
         if !pairs.contains(where: { $0.0 == "tz" }), let app = pairs.first(where: { $0.0 == "app" }).flatMap({ AppID($0.1) }),
            let zone = try await store.apps.timeZone(app: app) {
             pairs.append(("tz", zone))
+        }
+        if let last = pairs.first(where: { $0.0 == "last" })?.1 {
+            guard !pairs.contains(where: { $0.0 == "from" || $0.0 == "to" }) else {
+                throw APIError(.badRequest, .badParameter, "last: last replaces from and to; give one or the other")
+            }
+            guard pairs.filter({ $0.0 == "last" }).count == 1 else { throw APIError(.badRequest, .badParameter, "last: given more than once") }
+            let zone = pairs.first { $0.0 == "tz" }.flatMap { TimeZone(identifier: $0.1) } ?? TimeZone(identifier: "UTC")!
+            guard let period = RelativeDay.last(last, now: now, zone: zone) else {
+                throw APIError(.badRequest, .badParameter, "last: a number of days or weeks up to today, such as 7d, 30d or 4w")
+            }
+            pairs.removeAll { $0.0 == "last" }
+            pairs += [("from", period.from), ("to", period.to)]
         }
         return pairs
     }

@@ -109,7 +109,7 @@ extension SpendRoutes {
     static func addReconciliation(to api: PrivateAPI, store: StoreDatabase, uploadLimit: Int, sizes: PostbackReconciliation.Sizes,
                                   limiter: HeavyRequestLimiter) {
         api.read.post("reconciliation/postbacks") { request, context in
-            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "tz", "unclaimed", "format"])
+            try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "last", "tz", "unclaimed", "format"])
             // Dates without a zone are days in `tz`, else the app's registered zone, else UTC (issue 49, finding 3).
             let parameters = try await ReportRoutes.parameters(request, store: store)
             let scope: (adNetwork: String?, app: AppID?, from: Date?, to: Date?)
