@@ -228,7 +228,7 @@ import TestSupport
                 let (_, listed) = try await call(.get, "/v1/forwarding/templates")
                 guard case .array(let items)? = listed?["templates"] else { Issue.record("no templates listed"); return }
                 let names = items.compactMap { $0.object?["template"]?.string }
-                #expect(names == ["original", "airbridge", "appmetrica", "branch", "enriched", "unity", "mine"])
+                #expect(names == ["original", "airbridge", "appmetrica", "branch", "enriched", "pull", "unity", "mine"])
                 #expect(try await call(.get, "/v1/forwarding/templates/mine").1?["fields"]?.object?["cid"] == .string("campaign"))
                 _ = try await call(.put, "/v1/forwarding/rules/metrica", #"{"url": "\#(base)/intake", "template": "mine", "header": null}"#)
                 #expect(try await call(.delete, "/v1/forwarding/templates/mine").1?["error"] == .string("forward_template_in_use"))

@@ -51,6 +51,9 @@ enum AdvertiserRoutes {
         let usage = #"the body must be a JSON object such as {"apps": [1108187390, 525463029]}"#
         guard let object = (try? JSONParser.parse(body))?.object, object.members.allSatisfy({ $0.key == "apps" }),
               case .array(let list)? = object["apps"] else { throw APIError(.badRequest, .badParameter, usage) }
+        guard list.count <= AdvertiserRegistry.maximumApps else {
+            throw APIError(.badRequest, .badParameter, "apps: an advertiser has at most \(AdvertiserRegistry.maximumApps) apps")
+        }
         var apps: Set<AppID> = []
         for value in list {
             guard let number = value.int64, number > 0 else { throw APIError(.badRequest, .badParameter, "apps: each is an App Store id, a positive integer") }

@@ -13,7 +13,7 @@ enum PostbackRoutes {
 
     static func add(to api: PrivateAPI, store: StoreDatabase, verifier: PostbackVerifier, appRules: AppPolicyRefresher) {
         api.read.get("intake") { request, context in
-            let query = try intakeQuery(try await ReportRoutes.parameters(request, store: store))
+            let query = try intakeQuery(try await ReportRoutes.parameters(request, context: context, store: store))
             try context.requireApp(query.app)
             let format = try QueryParameters.format(request)
             let table = try await store.reports.intake(query)

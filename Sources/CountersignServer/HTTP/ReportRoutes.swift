@@ -18,7 +18,7 @@ enum ReportRoutes {
             return JSONResponse.make(text: format.render(try await store.signingMix.report(app: app, days: days)), contentType: format.contentType)
         }
         api.read.get("reports") { request, context in
-            let (query, format) = try await parse(request, extra: ["format"], store: store)
+            let (query, format) = try await parse(request, context: context, extra: ["format"], store: store)
             try context.requireApp(query.app)
             let table = try await store.reports.report(query)
             // Every format states the zone of its days and weeks; CSV and NDJSON only here.
@@ -28,7 +28,7 @@ enum ReportRoutes {
         addExport(to: api, store: store, limiter: limits.export)
         addPull(to: api, store: store, limiter: limits.export)
         api.read.get("conversions") { request, context in
-            let (query, format) = try await parse(request, extra: ["format", "limit", "after"], store: store)
+            let (query, format) = try await parse(request, context: context, extra: ["format", "limit", "after"], store: store)
             try context.requireApp(query.app)
             let limit = try QueryParameters.limit(request, default: 1000)
             let after = try QueryParameters.after(request, what: "conversion")
@@ -57,7 +57,7 @@ enum ReportRoutes {
     /// ``SendTimeoutHandler`` (trust round 4, finding 10).
     static func addExport(to api: PrivateAPI, store: StoreDatabase, limiter: HeavyRequestLimiter) {
         api.read.get("conversions/export") { request, context in
-            let (query, _) = try await parse(request, extra: ["format"], store: store)
+            let (query, _) = try await parse(request, context: context, extra: ["format"], store: store)
             try context.requireApp(query.app)
             let format: ReportFormat
             switch request.uri.queryParameters.get("format") ?? "csv" {
@@ -84,13 +84,15 @@ enum ReportRoutes {
     /// as the export is and bounded by the same limiter.
     static func addPull(to api: PrivateAPI, store: StoreDatabase, limiter: HeavyRequestLimiter) {
         api.read.get("postbacks") { request, context in
-            let (query, _) = try await parse(request, extra: ["format", "template"], store: store)
+            let (query, _) = try await parse(request, context: context, extra: ["format", "template"], store: store)
             try context.requireApp(query.app)
             guard let format = PostbackPull.Format(rawValue: request.uri.queryParameters.get("format") ?? "ndjson") else {
                 throw APIError(.badRequest, .badParameter, "format: a pull is ndjson or csv")
             }
             let name = request.uri.queryParameters.get("template") ?? PostbackPull.defaultTemplate
-            guard let template = try await store.deliveryTemplates.named(name) else { throw DeliveryTemplateRoutes.notFound(name) }
+            // A key limited to apps may use the shipped templates only: the network's own are administration.
+            let usable = context.grant?.apps == nil || DeliveryTemplateStore.shipped.contains { $0.name == name }
+            guard usable, let template = try await store.deliveryTemplates.named(name) else { throw DeliveryTemplateRoutes.notFound(name) }
             let permit = try limiter.acquire(key: context.heavyRequestKey)
             let contentType = format == .csv ? ReportFormat.csv.contentType : ReportFormat.ndjson.contentType
             return Response(status: .ok, headers: [.contentType: contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
@@ -104,8 +106,8 @@ enum ReportRoutes {
         }
     }
 
-    static func parse(_ request: Request, extra: Set<String>, store: StoreDatabase) async throws -> (ReportQuery, ReportFormat) {
-        let pairs = try await parameters(request, store: store)
+    static func parse(_ request: Request, context: AppRequestContext, extra: Set<String>, store: StoreDatabase) async throws -> (ReportQuery, ReportFormat) {
+        let pairs = try await parameters(request, context: context, store: store)
         let query: ReportQuery
         do {
             query = try ReportQuery.parse(pairs, extraAllowed: extra)
@@ -117,10 +119,13 @@ enum ReportRoutes {
 
     /// The request's query parameters, with the app's registered time zone added when the request names an app and
     /// no `tz`, and `last` (`7d`, `4w`: the days up to and including today in that zone) made into `from` and `to`.
-    static func parameters(_ request: Request, store: StoreDatabase, now: Date = Date()) async throws -> [(String, String)] {
+    /// An app the key does not cover is refused first (403 `app_not_allowed`), so nothing said about a parameter tells
+    /// of that app's registration or zone.
+    static func parameters(_ request: Request, context: AppRequestContext, store: StoreDatabase, now: Date = Date()) async throws -> [(String, String)] {
         var pairs = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
-        if !pairs.contains(where: { $0.0 == "tz" }), let app = pairs.first(where: { $0.0 == "app" }).flatMap({ AppID($0.1) }),
-           let zone = try await store.apps.timeZone(app: app) {
+        let named = pairs.first(where: { $0.0 == "app" }).flatMap { AppID($0.1) }
+        if let named { try context.requireApp(named) }
+        if !pairs.contains(where: { $0.0 == "tz" }), let app = named, let zone = try await store.apps.timeZone(app: app) {
             pairs.append(("tz", zone))
         }
         if let last = pairs.first(where: { $0.0 == "last" })?.1 {

@@ -59,7 +59,7 @@ enum SpendRoutes {
         // Paged as /v1/conversions is (`limit`, `after`, `Next-After`, `next_after`), rows in the report's order; a
         // report of more than `maximumGroups` groups is refused whichever page is asked (trust round 4, finding 5).
         api.read.get("performance") { request, context in
-            let pairs = try await ReportRoutes.parameters(request, store: store)
+            let pairs = try await ReportRoutes.parameters(request, context: context, store: store)
             let query: PerformanceQuery
             do throws(QueryProblem) { query = try PerformanceQuery.parse(pairs, extraAllowed: ["format", "limit", "after"]) } catch {
                 throw APIError(.badRequest, .badParameter, error.description)
@@ -111,7 +111,7 @@ extension SpendRoutes {
         api.read.post("reconciliation/postbacks") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["ad_network", "app", "from", "to", "last", "tz", "unclaimed", "format"])
             // Dates without a zone are days in `tz`, else the app's registered zone, else UTC (issue 49, finding 3).
-            let parameters = try await ReportRoutes.parameters(request, store: store)
+            let parameters = try await ReportRoutes.parameters(request, context: context, store: store)
             let scope: (adNetwork: String?, app: AppID?, from: Date?, to: Date?)
             do throws(QueryProblem) {
                 let query = try PerformanceQuery.parse(parameters, extraAllowed: ["format", "unclaimed"])

@@ -88,11 +88,13 @@ public struct APIKeyStore: Sendable {
         let key = "cs_" + Base64.encode(bytes, alphabet: .url)
         let prefix = String(key.prefix(9))
         let createdAt = Timestamp.format(Date())
-        let (scopeText, appText) = Self.columns(APIKeyGrant(scopes: scopes, apps: advertiser == nil ? apps : nil))
+        // An advertiser's key is stored covering no app of its own, so a reader that ignores `advertiser` fails closed.
+        let (scopeText, appText) = Self.columns(APIKeyGrant(scopes: scopes, apps: advertiser == nil ? apps : []))
         let (id, grant) = try await engine.write { db -> (Int64, APIKeyGrant) in
             var grant = APIKeyGrant(scopes: scopes, apps: apps)
             if let advertiser {
-                guard try db.value("SELECT count(*) FROM advertisers WHERE name = ?", [advertiser], as: Int.self) ?? 0 > 0 else {
+                // Locked (PostgreSQL), so a removal running at once revokes this key or finds it refused.
+                guard try db.row("SELECT name FROM advertisers WHERE name = ?\(db.dialect == .postgres ? " FOR UPDATE" : "")", [advertiser]) != nil else {
                     throw Refusal.unknownAdvertiser(advertiser)
                 }
                 grant = APIKeyGrant(scopes: scopes, apps: try Self.advertiserApps(db, advertiser), advertiser: advertiser)

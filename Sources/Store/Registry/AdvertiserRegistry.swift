@@ -83,7 +83,10 @@ public struct AdvertiserRegistry: Sendable {
                 """, [name, now])
             try db.execute("DELETE FROM advertiser_apps WHERE advertiser = ?", [name])
             for app in apps.sorted() {
-                try db.execute("INSERT INTO advertiser_apps (app, advertiser) VALUES (?, ?)", [app.number, name])
+                // Another advertiser's PUT may have taken the app since it was checked (PostgreSQL runs them at once).
+                guard try db.execute("INSERT INTO advertiser_apps (app, advertiser) VALUES (?, ?) ON CONFLICT (app) DO NOTHING", [app.number, name]) > 0 else {
+                    throw Refusal.appsTaken(app: app, advertiser: try db.value("SELECT advertiser FROM advertiser_apps WHERE app = ?", [app.number], as: String.self) ?? "another")
+                }
             }
         }
         guard let entry = try await named(name) else { throw Refusal.badName(name) }

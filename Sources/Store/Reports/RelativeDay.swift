@@ -42,7 +42,9 @@ public enum RelativeDay {
     /// The `from` and `to` days of the last `text` (`7d`, `4w`) up to and including today in `zone`: `to` is tomorrow,
     /// as `to` is excluded. Nil for anything else.
     public static func last(_ text: String, now: Date, zone: TimeZone) -> (from: String, to: String)? {
-        guard let days = days(text), (1...maximumLast).contains(days) else { return nil }
+        let digits = text.dropLast()
+        guard let unit = text.last, digits.first != "0", digits.count <= ("wW".contains(unit) ? 3 : 4),
+              let days = days(text), (1...maximumLast).contains(days) else { return nil }
         return (day(-(days - 1), from: now, zone: zone), day(1, from: now, zone: zone))
     }
 }
