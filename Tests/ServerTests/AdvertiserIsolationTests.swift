@@ -165,6 +165,31 @@ import TestSupport
         return answers.all
     }
 
+    @Test func theAPISetsAdvertisersAndSaysWhatItRefuses() async throws {
+        let server = LiveServer()
+        let store = try server.store()
+        let admin = try await store.apiKeys.create(name: "network", scopes: [.admin]).key
+        store.close()
+        try await server.run { client in
+            func put(_ name: String, _ body: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/advertisers/\(name)", method: .put, headers: [.authorization: "Bearer \(admin)"], body: ByteBuffer(string: body))
+            }
+            // 759518.0 is the integer 759518, as JSON Schema counts it.
+            let set = try await put("acme", #"{"apps": [1108187390, 759518.0]}"#)
+            #expect(set.status == .ok && set.json?["apps"] == .array([.number("759518"), .number("1108187390")]))
+            let taken = try await put("beta", #"{"apps": [759518]}"#)
+            #expect(taken.status == .conflict && taken.json?["error"]?.string == "advertiser_app_taken")
+            let many = try await put("beta", #"{"apps": [\#((1...1001).map(String.init).joined(separator: ","))]}"#)
+            #expect(many.status == .badRequest && many.json?["message"]?.string?.contains("at most 1000 apps") == true)
+            for body in [#"{"apps": [0]}"#, #"{"apps": [1.5]}"#, #"{"apps": "1"}"#, #"{"apps": [1], "name": "x"}"#] {
+                #expect(try await put("beta", body).status == .badRequest, "\(body)")
+            }
+            #expect(try await put("Bad Name", #"{"apps": []}"#).status == .badRequest)
+            let missing = try await client.execute(uri: "/v1/advertisers/nobody", method: .delete, headers: [.authorization: "Bearer \(admin)"])
+            #expect(missing.status == .notFound && missing.json?["error"]?.string == "advertiser_not_found")
+        }
+    }
+
     @Test(arguments: TestEngine.allCases) func anAdvertisersKeyFollowsItsAppsAndDiesWithIt(engine: TestEngine) async throws {
         let server = LiveServer(engine: engine)
         let store = try server.store()

@@ -56,10 +56,18 @@ enum AdvertiserRoutes {
         }
         var apps: Set<AppID> = []
         for value in list {
-            guard let number = value.int64, number > 0 else { throw APIError(.badRequest, .badParameter, "apps: each is an App Store id, a positive integer") }
+            // An integer written as a number with a zero fraction (759518.0) is the same integer, as JSON Schema counts it.
+            guard let number = value.int64 ?? Self.integral(value), number > 0 else { throw APIError(.badRequest, .badParameter, "apps: each is an App Store id, a positive integer") }
             apps.insert(AppID(number))
         }
         return apps
+    }
+
+    /// A number literal with a zero fraction (`759518.0`) as its integer; nil otherwise.
+    static func integral(_ value: JSONValue) -> Int64? {
+        guard case .number(let literal) = value, let point = literal.firstIndex(of: "."),
+              literal[literal.index(after: point)...].allSatisfy({ $0 == "0" }) else { return nil }
+        return Int64(literal[..<point])
     }
 
     static func notFound(_ name: String) -> APIError {
