@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: [
-                "Postback", "ConversionSchema", "AdServices", "Spend",
+                "Postback", "ConversionSchema", "AdServices", "Spend", "CSV",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

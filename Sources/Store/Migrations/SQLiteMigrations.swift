@@ -967,6 +967,31 @@ enum SQLiteMigrations {
                 ALTER TABLE api_keys ADD COLUMN advertiser TEXT;
                 """)
         }
+        migrator.registerMigration("v29-source-mappings") { db in
+            // Dated source-identifier mappings, as the SKAN standard's mapping API gives them: an identifier of an app and
+            // ad network means a campaign (ad group, creative) from one UTC day to another, optionally in one country
+            // or publisher (issue 48, item 5). Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE source_mappings (
+                    id INTEGER PRIMARY KEY,
+                    app INTEGER NOT NULL,
+                    ad_network_id TEXT NOT NULL,
+                    source_identifier TEXT NOT NULL,
+                    country TEXT,
+                    publisher TEXT,
+                    valid_from TEXT NOT NULL,
+                    valid_to TEXT,
+                    campaign_id TEXT NOT NULL,
+                    campaign_name TEXT,
+                    ad_group_id TEXT,
+                    ad_group_name TEXT,
+                    creative_id TEXT,
+                    creative_name TEXT,
+                    updated_at TEXT NOT NULL
+                );
+                CREATE INDEX source_mappings_lookup ON source_mappings (app, ad_network_id, valid_from);
+                """)
+        }
         return migrator
     }
 }

@@ -118,6 +118,49 @@ public struct NameRegistry: Sendable {
         }
     }
 
+    /// The dated mappings of `app`'s identifiers on `adNetwork` (every network's when nil), by identifier and first day.
+    public func mappings(app: AppID, adNetwork: String?) async throws -> [(adNetwork: String, mapping: SourceMapping)] {
+        try await engine.read { db in
+            try db.rows("""
+                SELECT ad_network_id, source_identifier, country, publisher, valid_from, valid_to, campaign_id, campaign_name, ad_group_id,
+                       ad_group_name, creative_id, creative_name
+                FROM source_mappings WHERE app = ?\(adNetwork == nil ? "" : " AND ad_network_id = ?")
+                ORDER BY ad_network_id, source_identifier, valid_from, country, publisher
+                """, adNetwork.map { [app, $0] } ?? [app]).map { row in
+                (try row.get("ad_network_id"), SourceMapping(
+                    sourceIdentifier: try row.get("source_identifier"), country: try row.get("country"), publisher: try row.get("publisher"),
+                    validFrom: try row.get("valid_from"), validTo: try row.get("valid_to"), campaignID: try row.get("campaign_id"),
+                    campaignName: try row.get("campaign_name"), adGroupID: try row.get("ad_group_id"), adGroupName: try row.get("ad_group_name"),
+                    creativeID: try row.get("creative_id"), creativeName: try row.get("creative_name")))
+            }
+        }
+    }
+
+    /// Replaces every dated mapping of `app`'s identifiers on `adNetwork` with `mappings` (checked, and refused whole when
+    /// two overlap), in one transaction, as the SKAN standard's mapping API gives the whole list; returns how many.
+    @discardableResult
+    public func setMappings(app: AppID, adNetwork: String, _ mappings: [SourceMapping]) async throws -> Int {
+        try Self.checkAdNetwork(adNetwork)
+        guard mappings.count <= SourceMapping.maximumMappings else {
+            throw SourceMapping.Problem(line: 0, message: "an app and ad network hold at most \(SourceMapping.maximumMappings) mappings")
+        }
+        for mapping in mappings { try mapping.check() }
+        try SourceMapping.checkOverlaps(mappings)
+        let now = Timestamp.format(Date())
+        return try await engine.write { db in
+            try db.execute("DELETE FROM source_mappings WHERE app = ? AND ad_network_id = ?", [app, adNetwork])
+            for mapping in mappings {
+                try db.execute("""
+                    INSERT INTO source_mappings (app, ad_network_id, source_identifier, country, publisher, valid_from, valid_to, campaign_id,
+                        campaign_name, ad_group_id, ad_group_name, creative_id, creative_name, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [app, adNetwork, mapping.sourceIdentifier, mapping.country, mapping.publisher, mapping.validFrom, mapping.validTo,
+                          mapping.campaignID, mapping.campaignName, mapping.adGroupID, mapping.adGroupName, mapping.creativeID, mapping.creativeName, now])
+            }
+            return mappings.count
+        }
+    }
+
     /// `digits` must be exactly the level's number of ASCII digits.
     static func checkDigits(_ digits: String, level: Level) throws(Problem) {
         guard digits.utf8.count == level.digitCount, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {

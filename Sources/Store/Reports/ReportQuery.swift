@@ -53,7 +53,7 @@ public struct ReportQuery: Sendable, Equatable {
             case .tier: "The lowest crowd-anonymity tier (0 to 3) the postback's fields allow."
             case .event: "A business event the app's schema gives the conversion value; postbacks with none are grouped under (no event)."
             case .publisher: "The app (its id) or web domain that showed the ad."
-            case .campaignName: "The campaign's name: given for the app and ad network (countersign names), else the schema's, else Apple Ads' placement, else the digits."
+            case .campaignName: "The campaign's name: the dated mapping's in force on the estimated install day (its name, else its campaign id), else the name given for the app and ad network (countersign names), else the schema's, else Apple Ads' placement, else the digits."
             case .adGroupName: "The ad group's name, found as campaign_name is."
             case .creativeName: "The creative's name, found as campaign_name is."
             case .currency: "The ISO 4217 currency of the row's revenue (the app schema's); every report is grouped by it, so no row adds two currencies."
@@ -117,11 +117,26 @@ public struct ReportQuery: Sendable, Equatable {
             // A name given for the app and ad network, else the schema's (its network's, else the app's), else Apple
             // Ads' placement, else the digits themselves: never a blank row.
             case .campaignName:
-                "coalesce(sn_campaign.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")), "
+                "coalesce(\(Self.mapped("coalesce(m.campaign_name, m.campaign_id)")), sn_campaign.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")), "
                     + "CASE WHEN c.ad_network_id = 'com.apple.ads' AND c.protocol = 'skan' THEN \(Self.builtIn(NameRegistry.appleAdsPlacements, of: "c.campaign")) END, c.campaign)"
-            case .adGroupName: "coalesce(sn_ad_group.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")), c.ad_group)"
-            case .creativeName: "coalesce(sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)"
+            case .adGroupName: "coalesce(\(Self.mapped("coalesce(m.ad_group_name, m.ad_group_id)")), sn_ad_group.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")), c.ad_group)"
+            case .creativeName: "coalesce(\(Self.mapped("coalesce(m.creative_name, m.creative_id)")), sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)"
             }
+        }
+
+        /// `value` of the dated mapping (``SourceMapping``) that names the row's postback: of its app and ad network, whose
+        /// identifier is the postback's or (2 digits or more) leads it, in force on the UTC day of its estimated install,
+        /// in its country and for its publisher when the mapping names them; the longest identifier, then a country's,
+        /// then a publisher's, wins. Null when none does.
+        static func mapped(_ value: String) -> String {
+            let day = "substr(c.estimated_install_at, 1, 10)"
+            return "(SELECT \(value) FROM source_mappings m WHERE m.app = c.app AND m.ad_network_id = c.ad_network_id"
+                + " AND (m.source_identifier = c.source_identifier OR (length(m.source_identifier) >= 2"
+                + " AND substr(c.source_identifier, 1, length(m.source_identifier)) = m.source_identifier))"
+                + " AND m.valid_from <= \(day) AND (m.valid_to IS NULL OR m.valid_to >= \(day))"
+                + " AND (m.country IS NULL OR m.country = c.country_code_unsigned)"
+                + " AND (m.publisher IS NULL OR m.publisher = coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain))"
+                + " ORDER BY length(m.source_identifier) DESC, m.country IS NULL, m.publisher IS NULL LIMIT 1)"
         }
 
         /// A postback with neither a fine nor a coarse value.

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+import TestSupport
+
+/// Dated source-identifier names (issue 48, item 5): mapping files in the SKAN standard's layout, overlaps refused with
+/// both lines named, and postbacks named by the mapping in force on their estimated install day, so two campaigns that
+/// shared an identifier at different times are never merged; checked against an independent reading of the raw rows on
+/// both engines.
+@Suite struct SourceMappingTests {
+    static let key = try! ECPrivateKey.generate()
+    let verifier = PostbackVerifier(keyRing: try! KeyRing([
+        KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+    ]))
+    static let network = "net-a.adattributionkit"
+    static let app: AppID = 10738027756
+
+    static let file = """
+        Start Date,End Date,SKCampaignId,Country,Publisher ID,Campaign ID,Campaign Name,Ad Group ID,Creative ID
+        2026-01-01,2026-01-31,12,,,C-100,Alpha,AG-1,
+        2026-02-01,,12,,,C-200,Beta,,
+        2026-01-01,,34,US,,C-300,Gamma US,,
+        2026-01-01,,34,,,C-400,,,
+        """
+
+    func intake(_ id: String, source: String, country: String?, at day: String) throws -> Intake {
+        var fields = AAKPostbackFields(postbackID: Mint.uuid(id))
+        fields.adNetworkID = Self.network
+        fields.sourceIdentifier = source
+        fields.advertisedItemID = Self.app.number
+        fields.countryCode = country
+        let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
+        let result = verifier.verify(body)
+        return Intake(receivedAt: try #require(Timestamp.parse(day + "T12:00:00Z")), remoteAddress: nil, route: .any, body: body, result: result,
+                      decision: TrustPolicy(allowDevelopment: false).decide(result))
+    }
+
+    @Test func aMappingFileIsReadAsTheStandardLaysItOutAndOverlapsAreRefused() throws {
+        let mappings = try SourceMapping.parse(Array(Self.file.utf8))
+        #expect(mappings.map(\.campaignID) == ["C-100", "C-200", "C-300", "C-400"])
+        #expect(mappings[0].validTo == "2026-01-31" && mappings[1].validTo == nil && mappings[2].country == "US" && mappings[0].adGroupID == "AG-1")
+        // The same identifier, country and publisher twice on one day: both lines are named.
+        let overlapping = Self.file + "\n2026-01-15,,12,,,C-999,Late,,\n"
+        #expect(throws: SourceMapping.Problem.self) { try SourceMapping.parse(Array(overlapping.utf8)) }
+        do {
+            _ = try SourceMapping.parse(Array(overlapping.utf8))
+        } catch {
+            #expect(error.line == 6 && error.message.contains("line 2") && error.message.contains("C-100") && error.message.contains("C-999"))
+        }
+        for (text, fragment) in [("Start Date,Campaign ID\n2026-01-01,C\n", "SKCampaignId"), ("Start Date,SKCampaignId,Campaign ID,Colour\n", "unknown column"),
+                                 ("Start Date,SKCampaignId,Campaign ID\n2026-02-30,12,C\n", "Start Date"), ("Start Date,SKCampaignId,Campaign ID\n2026-01-01,12345,C\n", "1 to 4 digits"),
+                                 ("Start Date,End Date,SKCampaignId,Campaign ID\n2026-02-01,2026-01-01,12,C\n", "before Start Date")] {
+            #expect(throws: SourceMapping.Problem.self, "\(fragment)") { try SourceMapping.parse(Array(text.utf8)) }
+        }
+    }
+
+    @Test(arguments: TestEngine.allCases) func postbacksAreNamedByTheMappingInForceAndNeverMerged(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        try await store.names.setMappings(app: Self.app, adNetwork: Self.network, try SourceMapping.parse(Array(Self.file.utf8)))
+        let sent = [("M-1", "1234", nil, "2026-01-20"), ("M-2", "1255", nil, "2026-02-20"), ("M-3", "3400", "US", "2026-02-10"),
+                    ("M-4", "3411", "DE", "2026-02-10"), ("M-5", "5600", nil, "2026-02-20"), ("M-6", "1299", nil, "2026-02-02")]
+        #expect(try store.ledger.persist(try sent.map { try intake($0.0, source: $0.1, country: $0.2, at: $0.3) }) == Array(repeating: .stored, count: sent.count))
+        // Independently: each raw row's name, by the rule docs/operations.md states, in Swift.
+        let mappings = try await store.names.mappings(app: Self.app, adNetwork: Self.network).map(\.mapping)
+        var expected: [String: Int] = [:]
+        for row in try await store.rows("SELECT source_identifier, country_code_unsigned, estimated_install_at FROM conversions", []) {
+            let source = try row.get("source_identifier", as: String.self)
+            let country = try row.get("country_code_unsigned", as: String?.self)
+            let day = String(try row.get("estimated_install_at", as: String.self).prefix(10))
+            let candidates = mappings.filter { mapping in
+                (mapping.sourceIdentifier == source || (mapping.sourceIdentifier.count >= 2 && source.hasPrefix(mapping.sourceIdentifier)))
+                    && mapping.validFrom <= day && (mapping.validTo ?? "9999") >= day && (mapping.country == nil || mapping.country == country)
+            }.sorted { ($0.sourceIdentifier.count, $0.country != nil ? 1 : 0) > ($1.sourceIdentifier.count, $1.country != nil ? 1 : 0) }
+            let name = candidates.first.map { $0.campaignName ?? $0.campaignID } ?? String(source.prefix(2))
+            expected[name, default: 0] += 1
+        }
+        // Identifier 12 meant two campaigns at different times, and 34 one in the US and another elsewhere: both stay apart.
+        #expect(expected["Alpha"] != nil && expected["Beta"] != nil && expected["Gamma US"] != nil && expected["C-400"] != nil && expected["56"] == 1)
+        let table = try await store.reports.report(try ReportQuery.parse([("by", "campaign_name"), ("from", "2026-01-01"), ("to", "2026-03-01")]))
+        let name = try #require(table.columns.firstIndex(of: "campaign_name")), count = try #require(table.columns.firstIndex(of: "postbacks"))
+        var reported: [String: Int] = [:]
+        for row in table.rows { if case .string(let text) = row[name], case .number(let literal) = row[count] { reported[text] = Int(literal) } }
+        #expect(reported == expected)
+        // A pull names each postback the same way.
+        let pull = try #require(await store.deliveryTemplates.named("pull"))
+        let collected = PostbackPullTests.Collected()
+        try await store.pull.write(try ReportQuery.parse([("app", String(Self.app))]), template: pull, format: .ndjson) { collected.append($0) }
+        let names = String(decoding: collected.bytes, as: UTF8.self).split(separator: "\n").compactMap {
+            (try? JSONParser.parse(Array($0.utf8)))?.object?["ad-network-campaign-name"]?.string
+        }
+        #expect(names.sorted() == expected.flatMap { Array(repeating: $0.key, count: $0.value) }.sorted())
+    }
+}
