@@ -50,6 +50,7 @@ import TestSupport
         case "POST /v1/spend":
             "date,app,ad_network,campaign,country,impressions,clicks,installs,re_engagements,spend,currency\n2026-11-20,{app},\(network),12,US,1000,50,20,1,999.00,USD\n"
         case "POST /v1/rates": "date,from,to,rate\n2026-11-20,EUR,USD,2.5\n"
+        case "PUT /v1/names/{app}/{network}/mappings": "Start Date,SKCampaignId,Campaign ID,Campaign Name\n2026-01-01,12,X-1,Hijacked\n"
         case "POST /v1/reconciliation/postbacks": "identifier\n{identifier}\n"
         case "POST /v1/forwarding/backfill": #"{"rule": "{rule}", "since": "2026-01-01T00:00:00Z"}"#
         default: nil
@@ -78,6 +79,7 @@ import TestSupport
                 ("/v1/apps/\(acmeApp)", HTTPRequest.Method.put, #"{"name": "AcmeSecretApp", "time_zone": "Europe/Berlin"}"#),
                 ("/v1/schemas/\(acmeApp)", .put, String(decoding: try ExampleSchema.document("game"), as: UTF8.self)),
                 ("/v1/names/\(acmeApp)/\(network)/campaign/12", .put, #"{"name": "AcmeSecretCampaign"}"#),
+                ("/v1/names/\(acmeApp)/\(network)/mappings", .put, "Start Date,SKCampaignId,Campaign ID,Campaign Name\n2026-01-01,34,ACME-C-9,AcmeSecretCampaign\n"),
                 ("/v1/spend", .post, "date,app,ad_network,campaign,country,impressions,clicks,installs,re_engagements,spend,currency\n2026-11-20,\(acmeApp),\(network),12,US,1000,50,20,1,120.50,USD\n"),
                 ("/v1/forwarding/rules/acme-mmp-secret", .put, #"{"url": "https://mmp.example/acme", "app": \#(acmeApp)}"#),
             ] {
@@ -155,7 +157,7 @@ import TestSupport
     static func acmeState(_ server: LiveServer, admin: String) async throws -> [String] {
         let answers = Answers()
         try await server.run { client in
-            for uri in ["/v1/schemas/\(acmeApp)", "/v1/names/\(acmeApp)", "/v1/apps", "/v1/forwarding/rules",
+            for uri in ["/v1/schemas/\(acmeApp)", "/v1/names/\(acmeApp)", "/v1/names/\(acmeApp)/mappings", "/v1/apps", "/v1/forwarding/rules",
                         "/v1/performance?app=\(acmeApp)&from=2026-11-01&to=2026-11-30", "/v1/advertisers"] {
                 let answer = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(admin)"])
                 #expect(answer.status == .ok, "\(uri): \(String(buffer: answer.body))")
@@ -255,5 +257,39 @@ import TestSupport
         let csv = try await countersign(["pull", "--app", "1108187390", "--format", "csv", "--database", database])
         #expect(csv.status == 0 && csv.stdout.hasPrefix("version,ad-network-id,campaign-id,"))
         #expect(try await countersign(["advertiser", "remove", "acme-games", "--database", database]).stdout.contains("revoked its keys"))
+    }
+}
+
+/// Dated mappings through the API and the CLI (issue 48, item 5).
+@Suite struct SourceMappingServerTests {
+    static let file = "Start Date,End Date,SKCampaignId,Campaign ID,Campaign Name\n2026-01-01,2026-01-31,12,C-1,Spring\n2026-02-01,,12,C-2,Summer\n"
+
+    @Test func mappingsAreImportedListedAndRefusedWithTheLinesThatOverlap() async throws {
+        let server = LiveServer()
+        let store = try server.store()
+        let key = try await store.apiKeys.create(name: "network", scopes: [.read, .schemas]).key
+        store.close()
+        let bearer: HTTPFields = [.authorization: "Bearer \(key)"]
+        try await server.run { client in
+            let uri = "/v1/names/1108187390/example123.skadnetwork/mappings"
+            let stored = try await client.execute(uri: uri, method: .put, headers: bearer, body: ByteBuffer(string: Self.file))
+            #expect(stored.status == .ok && stored.json?["mappings"] == .number("2"))
+            let overlapping = try await client.execute(uri: uri, method: .put, headers: bearer, body: ByteBuffer(string: Self.file + "2026-01-20,,12,C-3,Late\n"))
+            #expect(overlapping.status == .badRequest && overlapping.json?["error"]?.string == "invalid_mapping")
+            #expect(overlapping.json?["message"]?.string?.contains("line 2") == true && overlapping.json?["message"]?.string?.contains("line 4") == true)
+            let listed = try await client.execute(uri: "/v1/names/1108187390/mappings", method: .get, headers: bearer)
+            guard case .array(let mappings)? = listed.json?["mappings"] else { Issue.record("no list"); return }
+            #expect(mappings.compactMap { $0.object?["campaign_id"]?.string } == ["C-1", "C-2"], "the refused file changed nothing")
+        }
+        let database = server.settings.database
+        let path = Checkout.temporaryDirectory() + "/mappings.csv"
+        try Data((Self.file + "2026-01-20,,12,C-3,Late\n").utf8).write(to: URL(fileURLWithPath: path))
+        let refused = try await countersign(["names", "import-mappings", path, "--app", "1108187390", "--ad-network", "example123.skadnetwork", "--database", database])
+        #expect(refused.status == 1 && refused.stderr.contains("line 4") && refused.stderr.contains("end the first before it"))
+        try Data(Self.file.utf8).write(to: URL(fileURLWithPath: path))
+        let imported = try await countersign(["names", "import-mappings", path, "--app", "1108187390", "--ad-network", "example123.skadnetwork", "--database", database])
+        #expect(imported.status == 0 && imported.stdout.contains("imported 2 mappings"))
+        let table = try await countersign(["names", "mappings", "--app", "1108187390", "--format", "csv", "--database", database])
+        #expect(table.stdout.split(whereSeparator: \.isNewline).count == 3 && table.stdout.contains("C-2"), "\(table.stdout)")
     }
 }

@@ -46,6 +46,8 @@ import TestSupport
         "PUT /v1/ad-networks/{network}": .schemas,
         "DELETE /v1/ad-networks/{network}": .schemas,
         "GET /v1/names/{app}": .read,
+        "GET /v1/names/{app}/mappings": .read,
+        "PUT /v1/names/{app}/{network}/mappings": .schemas,
         "PUT /v1/names/{app}/{network}/{level}/{digits}": .schemas,
         "DELETE /v1/names/{app}/{network}/{level}/{digits}": .schemas,
         "GET /v1/apps": .read,

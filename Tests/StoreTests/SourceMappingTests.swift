@@ -93,5 +93,16 @@ import TestSupport
             (try? JSONParser.parse(Array($0.utf8)))?.object?["ad-network-campaign-name"]?.string
         }
         #expect(names.sorted() == expected.flatMap { Array(repeating: $0.key, count: $0.value) }.sorted())
+        // Its ids are the network's, from the mapping, else the digits.
+        let lines = String(decoding: collected.bytes, as: UTF8.self).split(separator: "\n").compactMap { (try? JSONParser.parse(Array($0.utf8)))?.object }
+        for line in lines {
+            let id = line["ad-network-campaign-id"]?.string ?? ""
+            switch line["ad-network-campaign-name"]?.string {
+            case "Alpha": #expect(id == "C-100" && line["ad-network-adgroup-id"] == .string("AG-1"))
+            case "Beta": #expect(id == "C-200" && line["ad-network-adgroup-id"] == line["ad-network-adgroup-name"], "no ad group in the mapping: the digit")
+            case "56": #expect(id == "56")
+            default: #expect(["C-300", "C-400"].contains(id))
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ struct NamesCommand: AsyncParsableCommand {
         Example: countersign names set-network su67r6k2v3.skadnetwork "Northwind Ads"
                  countersign names set --app 1108187390 --ad-network su67r6k2v3.skadnetwork --level campaign --digits 12 "Spring sale"
         """,
-        subcommands: [Networks.self, SetNetwork.self, RemoveNetwork.self, List.self, Set.self, Remove.self]
+        subcommands: [Networks.self, SetNetwork.self, RemoveNetwork.self, List.self, Set.self, Remove.self, Mappings.self, ImportMappings.self]
     )
 
     /// Runs `body`, turning a refused name into a usage error that says what to type.
@@ -120,6 +120,57 @@ struct NamesCommand: AsyncParsableCommand {
             guard try await database.open().names.removeSourceName(app: source.app, adNetwork: source.adNetwork, level: level, digits: source.digits) else {
                 throw CLIFailure.rejected("no such name; see countersign names list --app \(source.app)")
             }
+        }
+    }
+
+    struct Mappings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List an app's dated source-identifier mappings by ad network, identifier and first day.")
+        @OptionGroup var database: DatabaseOption
+        @Option(help: "The app's numeric App Store id.") var app: AppID
+        @Option(name: .customLong("ad-network"), help: "Only this ad network.") var adNetwork: String?
+        @OptionGroup var output: OutputOption
+
+        func run() async throws {
+            let output = try self.output.chosen()
+            let listed = try await database.open().names.mappings(app: app, adNetwork: adNetwork)
+            let columns = ["ad_network_id"] + (SourceMapping(sourceIdentifier: "", validFrom: "", campaignID: "").json.members.map(\.key))
+            let rows = listed.map { entry in [JSONValue.string(entry.adNetwork)] + entry.mapping.json.members.map(\.value) }
+            print(output.render(ReportTable(columns: columns, rows: rows)), terminator: "")
+        }
+    }
+
+    struct ImportMappings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import-mappings",
+            abstract: "Replace an app and ad network's dated mappings with a CSV in the SKAN standard's layout.",
+            discussion: """
+            Columns: Start Date, End Date (optional, included), SKCampaignId (or Source Identifier), Country and Publisher ID
+            (optional), Campaign ID, and optionally Campaign Name, Ad Group ID, Ad Group Name, Creative ID, Creative Name.
+            Example: countersign names import-mappings mappings.csv --app 1108187390 --ad-network example123.skadnetwork
+            """
+        )
+        @OptionGroup var database: DatabaseOption
+        @Argument(help: "The CSV file, or - for standard input.") var file: String
+        @Option(help: "The app's numeric App Store id.") var app: AppID
+        @Option(name: .customLong("ad-network"), help: "The ad network id the identifiers are its.") var adNetwork: String
+
+        func run() async throws {
+            let bytes: [UInt8]
+            if file == "-" { bytes = Array(FileHandle.standardInput.readDataToEndOfFile()) } else {
+                guard let data = FileManager.default.contents(atPath: file) else { throw CLIFailure.usage("cannot read \(file); give a CSV file or -") }
+                bytes = Array(data)
+            }
+            let store = try database.open()
+            defer { store.close() }
+            let count: Int
+            do {
+                count = try await store.names.setMappings(app: app, adNetwork: adNetwork, try SourceMapping.parse(bytes))
+            } catch let problem as SourceMapping.Problem {
+                throw CLIFailure.rejected("\(file): \(problem.description)")
+            } catch let problem as NameRegistry.Problem {
+                throw CLIFailure.usage(problem.description)
+            }
+            print("imported \(count) mappings for app \(app) on \(adNetwork); they replace the ones it had")
         }
     }
 }

@@ -24,6 +24,7 @@ enum APIErrorCode: String, CaseIterable {
     case forwardTestNoPostback = "forward_test_no_postback"
     case invalidAPIKey = "invalid_api_key"
     case invalidIAdDictionary = "invalid_iad_dictionary"
+    case invalidMapping = "invalid_mapping"
     case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
     case invalidSpend = "invalid_spend"

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOPosix
 import JWS
 import Store
 import Postback
@@ -10,6 +11,7 @@ enum NameRoutes {
     static let maximumBodySize = 4096
 
     static func add(to api: PrivateAPI, store: StoreDatabase) {
+        addMappings(to: api, store: store)
         api.read.get("ad-networks") { request, _ in
             try QueryParameters.refuseUnknown(request, allowed: [])
             let named = try await store.names.adNetworks()
@@ -74,6 +76,43 @@ enum NameRoutes {
                 throw APIError(.notFound, .nameNotFound, "app \(app) has no \(level.rawValue) name for \(digits) on \(network)")
             }
             return Response(status: .noContent)
+        }
+    }
+
+    /// The largest mapping file a PUT reads.
+    static let maximumMappingBytes = 4 * 1024 * 1024
+
+    /// `GET /v1/names/{app}/mappings` and `PUT /v1/names/{app}/{network}/mappings`: dated source-identifier mappings,
+    /// a CSV in the SKAN standard's layout replacing the app and network's whole list.
+    static func addMappings(to api: PrivateAPI, store: StoreDatabase) {
+        api.read.get("names/:app/mappings") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: ["ad_network"])
+            let app = try QueryParameters.pathApp(context, example: "/v1/names/1108187390/mappings")
+            let listed = try await store.names.mappings(app: app, adNetwork: request.uri.queryParameters.get("ad_network").map { String($0) })
+            return JSONResponse.make(JSONObject([JSONMember(key: "mappings", value: .array(listed.map { entry in
+                var object = entry.mapping.json
+                object.set("ad_network_id", .string(entry.adNetwork))
+                return .object(object)
+            }))]))
+        }
+        api.schemas.put("names/:app/:network/mappings") { request, context in
+            try QueryParameters.refuseUnknown(request, allowed: [])
+            let app = try QueryParameters.pathApp(context, example: "/v1/names/1108187390/example123.skadnetwork/mappings")
+            let network = context.parameters.get("network") ?? ""
+            let bytes = Array(buffer: try await RequestBody.collect(request, limit: maximumMappingBytes))
+            let count: Int
+            do {
+                let mappings = try await NIOThreadPool.singleton.runIfActive { try SourceMapping.parse(bytes) }
+                count = try await store.names.setMappings(app: app, adNetwork: network, mappings)
+            } catch let problem as SourceMapping.Problem {
+                throw APIError(.badRequest, .invalidMapping, problem.description)
+            } catch let problem as NameRegistry.Problem {
+                throw APIError(.badRequest, .badParameter, problem.description)
+            }
+            return JSONResponse.make(JSONObject([
+                JSONMember(key: "app", value: .number(String(app))), JSONMember(key: "ad_network_id", value: .string(network)),
+                JSONMember(key: "mappings", value: .number(String(count))),
+            ]))
         }
     }
 

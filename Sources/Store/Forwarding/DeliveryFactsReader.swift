@@ -16,7 +16,10 @@ enum DeliveryFactsReader {
                    c.environment, c.outcome, c.countable, c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
                    c.conversion_type, c.conversion_class, c.conversion_window, c.did_win, c.redownload, c.interaction, c.fidelity_type,
                    c.publisher_item_id, c.source_domain, c.conversion_value_unsigned, c.coarse_value_unsigned, c.country_code_unsigned,
-                   c.revenue_min_micros, c.revenue_max_micros, c.currency, \(nameColumns.joined(separator: ", "))
+                   c.revenue_min_micros, c.revenue_max_micros, c.currency, \(nameColumns.joined(separator: ", ")),
+                   coalesce(\(ReportQuery.Dimension.mapped("m.campaign_id")), c.campaign) AS campaign_id,
+                   coalesce(\(ReportQuery.Dimension.mapped("m.ad_group_id")), c.ad_group) AS ad_group_id,
+                   coalesce(\(ReportQuery.Dimension.mapped("m.creative_id")), c.creative) AS creative_id
             FROM conversions c\(names.map { $0.joins(columns) }.joined())
             WHERE c.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))
             """
@@ -55,7 +58,8 @@ enum DeliveryFactsReader {
                                     ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
                                     ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
                                     ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
-                                    ("creative_name", .creativeName)] {
+                                    ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
+                                    ("creative_id", .creativeID)] {
                 try text(column, field)
             }
             for (column, field) in [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
