@@ -39,7 +39,7 @@ import TestSupport
         ("v26-delivery-templates", "e759b83d8daec20769a8b5db485a4dfce1843a0d576a87c0f5c343ce44dc0f1d"),
         ("v27-cohorts-local-day", "076e5b604803679047dd73333d12cfad8ff1580bfb5e7f54f6da8c1e8ffbf231"),
         ("v28-advertisers", "b9acb505f12415f6f60e55e76318eea07a817bc828d334d359fc37dcc4c11cd6"),
-        ("v29-source-mappings", "d8d85109882b64cae543280d6bc4d64f8469a1addf783d41e00593c116b91627"),
+        ("v29-source-mappings", "7cebd54f20e374fdd219c06156ad5e24d5f49531aa89a3f0b99a6250cefc13d8"),
     ]
     static let postgresChecksums: [(String, String)] = [
         ("v1-countersign", "8e7ae6a4be2d69347cfdd1435f7af5d62c28e6a7681ddc220a5efed440083778"),
@@ -65,7 +65,7 @@ import TestSupport
         ("v21-delivery-templates", "562664654689a0c550c88d74d4da1c522fd7898e337fc0d109e3c2dcc2fd8934"),
         ("v22-cohorts-local-day", "abaa0339ea9e32ab8d068f72c9ea946e5a3f96e9f899667f89d66a4530467748"),
         ("v23-advertisers", "741bd1160c6ae613bab85e31cf3e01b5ed8e2df35e2478919d801849ba435924"),
-        ("v24-source-mappings", "34055fdf738be8d6c176ffd073f022c53c062341e746b96ec77165733ec16caa"),
+        ("v24-source-mappings", "54c50d5a7ad858ed953736dc11358bd8ce2747b536899d3e6e89366a576c333c"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.

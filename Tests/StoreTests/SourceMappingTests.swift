@@ -50,7 +50,10 @@ import TestSupport
         } catch {
             #expect(error.line == 6 && error.message.contains("line 2") && error.message.contains("C-100") && error.message.contains("C-999"))
         }
-        for (text, fragment) in [("Start Date,Campaign ID\n2026-01-01,C\n", "SKCampaignId"), ("Start Date,SKCampaignId,Campaign ID,Colour\n", "unknown column"),
+        let cased = try SourceMapping.parse(Array("Start Date,SKCampaignId,Campaign ID,Publisher ID,\n2026-01-01,12,C,Example.COM,\n".utf8))
+        #expect(cased.first?.publisher == "example.com", "domains compared in lower case; an empty trailing header cell is ignored")
+        for (text, fragment) in [("Start Date,Campaign ID\n2026-01-01,C\n", "SKCampaignId"),
+                                 ("Start Date,SKCampaignId,Source Identifier,Campaign ID\n", "appears twice"), ("Start Date,SKCampaignId,Campaign ID,Colour\n", "unknown column"),
                                  ("Start Date,SKCampaignId,Campaign ID\n2026-02-30,12,C\n", "Start Date"), ("Start Date,SKCampaignId,Campaign ID\n2026-01-01,12345,C\n", "1 to 4 digits"),
                                  ("Start Date,End Date,SKCampaignId,Campaign ID\n2026-02-01,2026-01-01,12,C\n", "before Start Date")] {
             #expect(throws: SourceMapping.Problem.self, "\(fragment)") { try SourceMapping.parse(Array(text.utf8)) }
@@ -104,5 +107,32 @@ import TestSupport
             default: #expect(["C-300", "C-400"].contains(id))
             }
         }
+    }
+
+    /// SKAdNetwork's `campaign-id` before 4.0 is one number, never a prefix: a mapping of `12` names `1234` of 4.0, not
+    /// campaign 120 of 3.0; and once a mapping names a postback, its ad group is the mapping's, never an undated name.
+    @Test(arguments: TestEngine.allCases) func prefixesApplyToHierarchicalIdentifiersOnly(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        let network = "example123.skadnetwork"
+        try await store.names.setMappings(app: Self.app, adNetwork: network, try SourceMapping.parse(Array("Start Date,SKCampaignId,Campaign ID,Campaign Name\n2000-01-01,12,C-12,Twelve\n".utf8)))
+        try await store.names.setSourceName(app: Self.app, adNetwork: network, level: .adGroup, digits: "3", name: "Undated group")
+        var intakes: [Intake] = []
+        for (index, (version, campaign, source)) in [(SKANVersion.v3_0, Int64(120), "120"), (.v4_0, 0, "1234"), (.v3_0, 12, "12")].enumerated() {
+            var fields = SKANPostbackFields(transactionID: Mint.uuid("S-\(index)"))
+            fields.version = version
+            fields.adNetworkID = network
+            fields.appID = Self.app.number
+            fields.campaignID = campaign
+            fields.sourceIdentifier = source
+            let body = try Mint.skan(fields, key: Self.key)
+            let result = verifier.verify(body)
+            intakes.append(Intake(receivedAt: Date(), remoteAddress: nil, route: .skan, body: body, result: result, decision: TrustPolicy().decide(result)))
+        }
+        #expect(try store.ledger.persist(intakes) == [.stored, .stored, .stored])
+        let table = try await store.reports.report(try ReportQuery.parse([("by", "source_identifier,campaign_name,ad_group_name")]))
+        let columns = ["source_identifier", "campaign_name", "ad_group_name"].compactMap { table.columns.firstIndex(of: $0) }
+        let rows = Set(table.rows.map { row in columns.map { row[$0].string ?? "" } })
+        #expect(rows == [["120", "12", ""], ["1234", "Twelve", "3"], ["12", "Twelve", ""]], "\(table.rows)")
     }
 }

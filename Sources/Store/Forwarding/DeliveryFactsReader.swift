@@ -17,10 +17,9 @@ enum DeliveryFactsReader {
                    c.conversion_type, c.conversion_class, c.conversion_window, c.did_win, c.redownload, c.interaction, c.fidelity_type,
                    c.publisher_item_id, c.source_domain, c.conversion_value_unsigned, c.coarse_value_unsigned, c.country_code_unsigned,
                    c.revenue_min_micros, c.revenue_max_micros, c.currency, \(nameColumns.joined(separator: ", ")),
-                   coalesce(\(ReportQuery.Dimension.mapped("m.campaign_id")), c.campaign) AS campaign_id,
-                   coalesce(\(ReportQuery.Dimension.mapped("m.ad_group_id")), c.ad_group) AS ad_group_id,
-                   coalesce(\(ReportQuery.Dimension.mapped("m.creative_id")), c.creative) AS creative_id
-            FROM conversions c\(names.map { $0.joins(columns) }.joined())
+                   coalesce(sm.campaign_id, c.campaign) AS campaign_id, coalesce(sm.ad_group_id, c.ad_group) AS ad_group_id,
+                   coalesce(sm.creative_id, c.creative) AS creative_id
+            FROM conversions c\(ReportQuery.Dimension.joins(names, columns))
             WHERE c.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))
             """
         var facts: [Int64: DeliveryFacts] = [:]

@@ -859,7 +859,8 @@ enum PostgresMigrations {
                 creative_name text,
                 updated_at text NOT NULL
             );
-            CREATE INDEX source_mappings_lookup ON source_mappings (app, ad_network_id, valid_from);
+            CREATE INDEX source_mappings_lookup ON source_mappings (app, ad_network_id, source_identifier, valid_from);
+            CREATE UNIQUE INDEX source_mappings_unique ON source_mappings (app, ad_network_id, source_identifier, coalesce(country, ''), coalesce(publisher, ''), valid_from);
             """),
     ]
 

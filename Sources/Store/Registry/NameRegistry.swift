@@ -125,14 +125,14 @@ public struct NameRegistry: Sendable {
                 SELECT ad_network_id, source_identifier, country, publisher, valid_from, valid_to, campaign_id, campaign_name, ad_group_id,
                        ad_group_name, creative_id, creative_name
                 FROM source_mappings WHERE app = ?\(adNetwork == nil ? "" : " AND ad_network_id = ?")
-                ORDER BY ad_network_id, source_identifier, valid_from, country, publisher
                 """, adNetwork.map { [app, $0] } ?? [app]).map { row in
                 (try row.get("ad_network_id"), SourceMapping(
                     sourceIdentifier: try row.get("source_identifier"), country: try row.get("country"), publisher: try row.get("publisher"),
                     validFrom: try row.get("valid_from"), validTo: try row.get("valid_to"), campaignID: try row.get("campaign_id"),
                     campaignName: try row.get("campaign_name"), adGroupID: try row.get("ad_group_id"), adGroupName: try row.get("ad_group_name"),
                     creativeID: try row.get("creative_id"), creativeName: try row.get("creative_name")))
-            }
+            }.sorted { ($0.0, $0.1.sourceIdentifier, $0.1.validFrom, $0.1.country ?? "", $0.1.publisher ?? "")
+                < ($1.0, $1.1.sourceIdentifier, $1.1.validFrom, $1.1.country ?? "", $1.1.publisher ?? "") }
         }
     }
 

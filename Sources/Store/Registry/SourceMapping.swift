@@ -75,8 +75,14 @@ public struct SourceMapping: Sendable, Equatable {
             guard let start = index(["startdate"]), let source = index(["skcampaignid", "sourceidentifier"]), let campaign = index(["campaignid"]) else {
                 throw Problem(line: 1, message: "the header must name Start Date, SKCampaignId (or Source Identifier) and Campaign ID; End Date, Country, Publisher ID, Campaign Name, Ad Group ID, Ad Group Name, Creative ID and Creative Name are optional")
             }
-            for (position, name) in names.enumerated() where ![start, source, campaign].contains(position) && columns[name] == nil {
-                throw Problem(line: 1, message: "unknown column \(header.fields[position].debugDescription)")
+            for (position, name) in names.enumerated() where !name.isEmpty {
+                let meaning = columns[name].map { "\($0)" } ?? (["skcampaignid", "sourceidentifier"].contains(name) ? "source" : name)
+                guard names[..<position].allSatisfy({ other in (columns[other].map { "\($0)" } ?? (["skcampaignid", "sourceidentifier"].contains(other) ? "source" : other)) != meaning }) else {
+                    throw Problem(line: 1, message: "column \(header.fields[position].debugDescription) appears twice")
+                }
+                guard [start, source, campaign].contains(position) || columns[name] != nil else {
+                    throw Problem(line: 1, message: "unknown column \(header.fields[position].debugDescription)")
+                }
             }
             while let record = try reader.next() {
                 if record.fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { continue }
@@ -91,6 +97,8 @@ public struct SourceMapping: Sendable, Equatable {
                 for (position, name) in names.enumerated() {
                     if let path = columns[name] { mapping[keyPath: path] = cell(position) }
                 }
+                // Web domains are compared as postbacks carry them, in lower case.
+                mapping.publisher = mapping.publisher?.lowercased()
                 try mapping.check()
                 mappings.append(mapping)
             }

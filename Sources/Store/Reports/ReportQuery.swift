@@ -53,7 +53,7 @@ public struct ReportQuery: Sendable, Equatable {
             case .tier: "The lowest crowd-anonymity tier (0 to 3) the postback's fields allow."
             case .event: "A business event the app's schema gives the conversion value; postbacks with none are grouped under (no event)."
             case .publisher: "The app (its id) or web domain that showed the ad."
-            case .campaignName: "The campaign's name: the dated mapping's in force on the estimated install day (its name, else its campaign id), else the name given for the app and ad network (countersign names), else the schema's, else Apple Ads' placement, else the digits."
+            case .campaignName: "The campaign's name: the dated mapping's in force on the postback's estimated install day (its name, else its campaign id), else the name given for the app and ad network (countersign names), else the schema's, else Apple Ads' placement, else the digits."
             case .adGroupName: "The ad group's name, found as campaign_name is."
             case .creativeName: "The creative's name, found as campaign_name is."
             case .currency: "The ISO 4217 currency of the row's revenue (the app schema's); every report is grouped by it, so no row adds two currencies."
@@ -114,29 +114,36 @@ public struct ReportQuery: Sendable, Equatable {
             case .value: "coalesce(CAST(c.conversion_value_unsigned AS TEXT), c.coarse_value_unsigned)"
             // The app that showed the ad (AAK publisher-item-identifier, SKAN source-app-id) or the web ad's domain.
             case .publisher: "coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)"
-            // A name given for the app and ad network, else the schema's (its network's, else the app's), else Apple
-            // Ads' placement, else the digits themselves: never a blank row.
+            // The dated mapping's name in force (else its id), else a name given for the app and ad network, else the
+            // schema's (its network's, else the app's), else Apple Ads' placement, else the digits: never a blank row.
             case .campaignName:
-                "coalesce(\(Self.mapped("coalesce(m.campaign_name, m.campaign_id)")), sn_campaign.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")), "
-                    + "CASE WHEN c.ad_network_id = 'com.apple.ads' AND c.protocol = 'skan' THEN \(Self.builtIn(NameRegistry.appleAdsPlacements, of: "c.campaign")) END, c.campaign)"
-            case .adGroupName: "coalesce(\(Self.mapped("coalesce(m.ad_group_name, m.ad_group_id)")), sn_ad_group.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")), c.ad_group)"
-            case .creativeName: "coalesce(\(Self.mapped("coalesce(m.creative_name, m.creative_id)")), sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)"
+                "CASE WHEN sm.id IS NOT NULL THEN coalesce(sm.campaign_name, sm.campaign_id) ELSE coalesce(sn_campaign.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 0, key: "name")), "
+                    + "CASE WHEN c.ad_network_id = 'com.apple.ads' AND c.protocol = 'skan' THEN \(Self.builtIn(NameRegistry.appleAdsPlacements, of: "c.campaign")) END, c.campaign) END"
+            case .adGroupName: Self.mapped("ad_group", digits: "c.ad_group", otherwise: "coalesce(sn_ad_group.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 1, key: "name")), c.ad_group)")
+            case .creativeName: Self.mapped("creative", digits: "c.creative", otherwise: "coalesce(sn_creative.name, \(dialect.jsonArrayElementMember("c.source_levels", index: 2, key: "name")), c.creative)")
             }
         }
 
-        /// `value` of the dated mapping (``SourceMapping``) that names the row's postback: of its app and ad network, whose
-        /// identifier is the postback's or (2 digits or more) leads it, in force on the UTC day of its estimated install,
-        /// in its country and for its publisher when the mapping names them; the longest identifier, then a country's,
-        /// then a publisher's, wins. Null when none does.
-        static func mapped(_ value: String) -> String {
+        /// The join that finds the dated mapping (``SourceMapping``) naming the row's postback, as `sm`: of its app and ad
+        /// network; whose identifier is the postback's, or (AdAttributionKit and SKAdNetwork 4, whose identifiers are
+        /// hierarchical) its first 2 or 3 digits; in force on the UTC day of its estimated install; in its country and
+        /// for its publisher when the mapping names them. The longest identifier wins, then one naming a country, then
+        /// one naming a publisher, then the latest start. Chosen once per row, whatever reads its columns.
+        static let mappingJoin: String = {
             let day = "substr(c.estimated_install_at, 1, 10)"
-            return "(SELECT \(value) FROM source_mappings m WHERE m.app = c.app AND m.ad_network_id = c.ad_network_id"
-                + " AND (m.source_identifier = c.source_identifier OR (length(m.source_identifier) >= 2"
-                + " AND substr(c.source_identifier, 1, length(m.source_identifier)) = m.source_identifier))"
+            return " LEFT JOIN source_mappings sm ON sm.id = (SELECT m.id FROM source_mappings m WHERE m.app = c.app AND m.ad_network_id = c.ad_network_id"
+                + " AND m.source_identifier IN (c.source_identifier, substr(c.source_identifier, 1, 2), substr(c.source_identifier, 1, 3))"
+                + " AND (m.source_identifier = c.source_identifier OR c.protocol = 'aak' OR c.version LIKE '4.%')"
                 + " AND m.valid_from <= \(day) AND (m.valid_to IS NULL OR m.valid_to >= \(day))"
                 + " AND (m.country IS NULL OR m.country = c.country_code_unsigned)"
-                + " AND (m.publisher IS NULL OR m.publisher = coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain))"
-                + " ORDER BY length(m.source_identifier) DESC, m.country IS NULL, m.publisher IS NULL LIMIT 1)"
+                + " AND (m.publisher IS NULL OR m.publisher = lower(coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)))"
+                + " ORDER BY length(m.source_identifier) DESC, m.country IS NULL, m.publisher IS NULL, m.valid_from DESC, m.id DESC LIMIT 1)"
+        }()
+
+        /// `value` at `level` when a mapping names the postback (its own value, else its id, else the digits: never a
+        /// name of the identifier's other campaigns), else `otherwise`.
+        static func mapped(_ level: String, digits: String, otherwise: String) -> String {
+            "CASE WHEN sm.id IS NOT NULL THEN coalesce(sm.\(level)_name, sm.\(level)_id, \(digits)) ELSE \(otherwise) END"
         }
 
         /// A postback with neither a fine nor a coarse value.
@@ -147,15 +154,21 @@ public struct ReportQuery: Sendable, Equatable {
             "CASE \(value)" + names.sorted { $0.key < $1.key }.map { " WHEN '\($0.key)' THEN '\($0.value)'" }.joined() + " END"
         }
 
+        /// The joins `dimensions` read, each once, in order.
+        static func joins(_ dimensions: [Dimension], _ columns: ReportColumns) -> String {
+            var seen: Set<String> = []
+            return dimensions.flatMap { $0.joins(columns) }.filter { seen.insert($0).inserted }.joined()
+        }
+
         /// The joins this dimension's expression reads.
-        func joins(_ columns: ReportColumns) -> String {
+        func joins(_ columns: ReportColumns) -> [String] {
             switch self {
-            case .adNetworkName: " LEFT JOIN ad_networks an ON an.ad_network_id = \(columns.adNetwork)"
-            case .appName: " LEFT JOIN apps ap ON ap.app = \(columns.app)"
-            case .campaignName: Self.nameJoin(.campaign, digits: "c.campaign")
-            case .adGroupName: Self.nameJoin(.adGroup, digits: "c.ad_group")
-            case .creativeName: Self.nameJoin(.creative, digits: "c.creative")
-            default: ""
+            case .adNetworkName: [" LEFT JOIN ad_networks an ON an.ad_network_id = \(columns.adNetwork)"]
+            case .appName: [" LEFT JOIN apps ap ON ap.app = \(columns.app)"]
+            case .campaignName: [Self.nameJoin(.campaign, digits: "c.campaign"), Self.mappingJoin]
+            case .adGroupName: [Self.nameJoin(.adGroup, digits: "c.ad_group"), Self.mappingJoin]
+            case .creativeName: [Self.nameJoin(.creative, digits: "c.creative"), Self.mappingJoin]
+            default: []
             }
         }
 
@@ -312,7 +325,7 @@ public struct ReportQuery: Sendable, Equatable {
             shareWithValue: dialect.round("sum(r.postbacks - r.without_value) * 1.0 / sum(r.postbacks)", 4),
             shareWithCountry: dialect.round("sum(CASE WHEN r.country <> '' THEN r.postbacks ELSE 0 END) * 1.0 / sum(r.postbacks)", 4),
             duplicates: "sum(r.duplicates)", replays: "sum(r.replays)")
-        let joins = self.grouping.map { $0.joins(columns) }.joined()
+        let joins = Dimension.joins(self.grouping, columns)
         let sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversion_rollup_live r" + joins + " " + whereSQL + tail
         return (sql, arguments)
     }
@@ -344,7 +357,7 @@ public struct ReportQuery: Sendable, Equatable {
             shareWithCountry: dialect.round("avg(CASE WHEN c.country_code_unsigned IS NOT NULL THEN 1.0 ELSE 0.0 END)", 4),
             duplicates: "sum(\(byEvent ? "\(firstEventOnly) c.duplicates ELSE 0 END" : "c.duplicates"))",
             replays: "sum(\(byEvent ? "\(firstEventOnly) c.replays ELSE 0 END" : "c.replays"))")
-        var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c" + self.grouping.map { $0.joins(columns) }.joined()
+        var sql = "SELECT " + (grouping + metrics).joined(separator: ", ") + " FROM conversions c" + Dimension.joins(self.grouping, columns)
         if byEvent { sql += " LEFT JOIN postback_events e ON e.postback_id = c.id" }
         return (sql + " " + whereSQL + tail, arguments)
     }
