@@ -280,6 +280,7 @@ import TestSupport
             let listed = try await client.execute(uri: "/v1/names/1108187390/mappings", method: .get, headers: bearer)
             guard case .array(let mappings)? = listed.json?["mappings"] else { Issue.record("no list"); return }
             #expect(mappings.compactMap { $0.object?["campaign_id"]?.string } == ["C-1", "C-2"], "the refused file changed nothing")
+            #expect(try await client.execute(uri: "/v1/names/1108187390/mappings?ad_network=", method: .get, headers: bearer).status == .badRequest)
         }
         let database = server.settings.database
         let path = Checkout.temporaryDirectory() + "/mappings.csv"

@@ -88,7 +88,11 @@ enum NameRoutes {
         api.read.get("names/:app/mappings") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["ad_network"])
             let app = try QueryParameters.pathApp(context, example: "/v1/names/1108187390/mappings")
-            let listed = try await store.names.mappings(app: app, adNetwork: request.uri.queryParameters.get("ad_network").map { String($0) })
+            let network = request.uri.queryParameters.get("ad_network").map { String($0) }
+            if let network, !isAdNetworkID(network) {
+                throw APIError(.badRequest, .badParameter, "ad_network: must be a lowercase ad network id such as example123.skadnetwork")
+            }
+            let listed = try await store.names.mappings(app: app, adNetwork: network)
             return JSONResponse.make(JSONObject([JSONMember(key: "mappings", value: .array(listed.map { entry in
                 var object = entry.mapping.json
                 object.set("ad_network_id", .string(entry.adNetwork))
