@@ -11,13 +11,19 @@ extension SchemaCommand {
     struct Upload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Store a schema as its app's next revision and decode the app's postbacks that waited for one.",
-            discussion: "Exit 0 stored (warnings printed), 1 when the schema has errors (printed with their JSON paths), 2 when the file or database cannot be read."
+            discussion: """
+            Exit 0 stored (warnings printed), 1 when the schema has errors (printed with their JSON paths), 2 when the file or
+            database cannot be read.
+            Example: countersign schema upload examples/schemas/game.json --app 1234567890   # an example, for your own app
+            """
         )
         @Argument(help: "The schema JSON file, or - for standard input.") var file: String
+        @Option(help: "Store it for this app instead of the one the file names (to start from an example in examples/schemas).") var app: AppID?
         @OptionGroup var database: DatabaseOption
 
         func run() async throws {
-            let document = try readInput(file)
+            var document = try readInput(file)
+            if let app { document = try Self.document(document, for: app) }
             guard let schema = SchemaReader.check(document).schema else {
                 for diagnostic in SchemaReader.check(document).errors { FileHandle.standardError.write(Data("\(file): \(diagnostic)\n".utf8)) }
                 throw CLIFailure.rejected("\(file) has errors; fix them (countersign schema check \(file)) and upload again")
@@ -39,6 +45,16 @@ extension SchemaCommand {
                     JSONMember(key: "warnings", value: .number(String(warnings.count))), JSONMember(key: "waiting_postbacks", value: .number(String(waiting))),
                 ])).prettyPrinted)
             }
+        }
+
+        /// `document` with its `app` member set to `app` (every other member as it was); refused (exit 1) when it is not a
+        /// JSON object.
+        static func document(_ document: [UInt8], for app: AppID) throws(CLIFailure) -> [UInt8] {
+            guard var object = (try? JSONParser.parse(document))?.object else {
+                throw CLIFailure.rejected("the file is not a JSON object, so --app has no app to replace; countersign schema check shows why")
+            }
+            object.set("app", .string(String(app)))
+            return Array(JSONValue.object(object).prettyPrinted.utf8)
         }
     }
 
