@@ -98,3 +98,23 @@ import TestSupport
         #expect(noApp.stderr.contains("--app: name your app"), "\(noApp.stderr)")
     }
 }
+
+/// A trial's networks each bill in their own currency (issue 49, finding 9, in part).
+@Suite struct SimulateCurrencyTests {
+    @Test func eachNetworkBillsInTheCurrencyItNames() async throws {
+        let directory = Checkout.temporaryDirectory()
+        let database = directory + "/currencies.sqlite"
+        #expect(try await countersign(["keys", "generate", "--out", directory + "/key"]).status == 0)
+        let run = try await countersign(["simulate", "--signing-key", directory + "/key/private-key.pem", "--app", "1108187390", "--days", "3",
+                                         "--installs-per-day", "20", "--ad-network", "eur1.skadnetwork=EUR", "--ad-network", "usd1.skadnetwork",
+                                         "--database", database, "--claims-out", directory + "/claims.csv"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try String(contentsOfFile: directory + "/claims.csv", encoding: .utf8).split(whereSeparator: \.isNewline).map { $0.split(separator: ",").map(String.init) }
+        let header = try #require(lines.first)
+        let network = try #require(header.firstIndex(of: "ad_network")), currency = try #require(header.firstIndex(of: "currency"))
+        let billed = Dictionary(grouping: lines.dropFirst(), by: { $0[network] }).mapValues { Set($0.map { $0[currency] }) }
+        #expect(billed == ["eur1.skadnetwork": ["EUR"], "usd1.skadnetwork": ["USD"]])
+        let wrong = try await countersign(["simulate", "--app", "1108187390", "--days", "3", "--ad-network", "eur1.skadnetwork=EURO", "--database", database])
+        #expect(wrong.status == 2 && wrong.stderr.contains("EURO is not an ISO 4217 code"))
+    }
+}

@@ -44,16 +44,22 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "A trial: days of installs to write into --database.") var days: Int?
     @Option(help: "The trial's first day of installs, YYYY-MM-DD (default: --days days ago).") var start: String?
     @Option(name: .customLong("app"), help: "An advertised app's App Store id (repeatable; a trial's default: the apps with a schema; else three example apps).") var apps: [Int64] = []
-    @Option(name: .customLong("ad-network"), help: "An ad network buying installs (repeatable; default example123.skadnetwork and example.adattributionkit).") var adNetworks: [String] = []
+    @Option(name: .customLong("ad-network"), help: "An ad network buying installs, with the currency it bills in after = (example123.skadnetwork=EUR; repeatable; default example123.skadnetwork and example.adattributionkit).") var adNetworks: [String] = []
     @Option(help: "The campaigns' digits, comma-separated (two digits each).") var campaigns = "10,11,12"
     @Option(name: .customLong("country"), help: "A country installs come from (repeatable; default US, DE, GB, JP).") var countries: [String] = []
     @Option(name: .customLong("installs-per-day"), help: "Installs a day over all apps and networks.") var installsPerDay = 40
-    @Option(help: "The currency networks given with --ad-network bill in.") var currency = "USD"
+    @Option(help: "The currency networks given with --ad-network bill in, unless one names its own.") var currency = "USD"
     @Option(name: .customLong("claims-out"), help: "Write the networks' claims and spend (the generic layout of docs/spend.md) to this file.") var claimsOut: String?
     @OptionGroup var database: DatabaseOption
 
     /// Whether this run writes a trial into a database rather than sending or writing postbacks.
     var isTrial: Bool { days != nil || start != nil }
+
+    /// An `--ad-network` value: the id, and the currency after `=` when it names one.
+    static func network(_ text: String) -> (id: String, currency: String?) {
+        let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        return (parts[0], parts.count > 1 ? parts[1] : nil)
+    }
 
     func validate() throws {
         if let bad = apps.first(where: { $0 < 1 }) { throw ValidationError("--app: \(bad) is not an App Store id; use a positive integer") }
@@ -64,7 +70,12 @@ struct SimulateCommand: AsyncParsableCommand {
             guard let days, (1...400).contains(days) else { throw ValidationError("--days must be 1 to 400") }
             guard (1...100_000).contains(installsPerDay) else { throw ValidationError("--installs-per-day must be 1 to 100000") }
             if let start, Timestamp.parse(start) == nil || start.count != 10 { throw ValidationError("--start must be a date, YYYY-MM-DD") }
-            if let bad = adNetworks.first(where: { !isAdNetworkID($0) }) { throw ValidationError("--ad-network: \(bad) is not an ad network id such as example123.skadnetwork") }
+            if let bad = adNetworks.first(where: { !isAdNetworkID(Self.network($0).id) }) {
+                throw ValidationError("--ad-network: \(bad) is not an ad network id such as example123.skadnetwork, with =EUR after it if it bills in another currency")
+            }
+            if let bad = adNetworks.compactMap({ Self.network($0).currency }).first(where: { !CurrencyCode.isKnown($0) }) {
+                throw ValidationError("--ad-network: \(bad) is not an ISO 4217 code such as EUR")
+            }
             if let bad = campaignList.first(where: { $0.count != 2 || !$0.allSatisfy(\.isASCII) || !$0.allSatisfy(\.isNumber) }) {
                 throw ValidationError("--campaigns: \(bad) is not two digits; give them as 10,11,12")
             }
@@ -121,8 +132,9 @@ struct SimulateCommand: AsyncParsableCommand {
         let days = self.days ?? 30
         let today = Timestamp.parse(String(Timestamp.format(Date()).prefix(10)))!
         let first = start.flatMap { Timestamp.parse($0) } ?? today.addingTimeInterval(-Double(days) * 86_400)
-        let networks = adNetworks.isEmpty ? TrialNetwork.defaults : adNetworks.enumerated().map { index, id in
-            TrialNetwork(id: id, currency: currency, costPerInstallMicros: [4_800_000, 3_900_000, 6_100_000][index % 3], overClaim: index == 0 ? 0.10 : 0)
+        let networks = adNetworks.isEmpty ? TrialNetwork.defaults : adNetworks.enumerated().map { index, text in
+            let (id, billed) = Self.network(text)
+            return TrialNetwork(id: id, currency: billed ?? currency, costPerInstallMicros: [4_800_000, 3_900_000, 6_100_000][index % 3], overClaim: index == 0 ? 0.10 : 0)
         }
         let plan = TrialPlan(apps: appIDs, start: first, days: days, installsPerDay: installsPerDay, now: Date(), seed: seed, networks: networks,
                              campaigns: campaignList, countries: countries.isEmpty ? ["US", "DE", "GB", "JP"] : countries)
