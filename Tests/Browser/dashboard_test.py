@@ -469,7 +469,14 @@ def main():
         check(number(browser.tile("received")) == sum(row["postbacks"] for row in server.api("intake", {"by": "status"})["rows"]), "requests received come from the database")
         browser.wait.until(lambda d: browser.tile("rate") != "")
         status = server.api("setup")
-        same_rows(browser.table("setup"), status["rows"], ["app_name", "protocol", "version", "ad_network", "channel", "arrivals", "verified", "invalid"], "setup table")
+        # Networks show their registered names (the reports' ad_network_name), never a bare id when one is registered.
+        registered = {network["ad_network_id"]: network["name"] for network in server.api("ad-networks")["ad_networks"]}
+        for row in status["rows"]:
+            row["ad_network_name"] = registered.get(row["ad_network"], row["ad_network"])
+        check(any(row["ad_network"] in registered for row in status["rows"]), f"a network with a registered name arrived: {registered}")
+        same_rows(browser.table("setup"), status["rows"], ["app_name", "protocol", "version", "ad_network_name", "channel", "arrivals", "verified", "invalid"], "setup table")
+        shown = driver.execute_script("return document.querySelector('#setup-apps tbody [data-column=last_received_at]').textContent")
+        check(shown and "T" not in shown and ":" in shown, f"times show in the viewer's zone, not as ISO text: {shown}")
         copies = {row["app"]: row["copies"] for row in browser.table("setup-apps")}
         check(copies.get(USD_APP) == "Arriving" and copies.get(EUR_APP) == "None arrived", f"the game's copies arrive, the subscription's do not: {copies}")
         check(not browser.console_errors(), f"console errors on health: {browser.console_errors()}")

@@ -122,6 +122,8 @@ const signed = new Intl.NumberFormat(undefined, { style: 'percent', maximumFract
 const shares = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
 const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 /** Numbers for people: thousands separators, currency symbols, percentages. */
+const moments = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' });
+
 export const format = {
   count: (value) => (value === null || value === undefined ? '–' : counts.format(Number(value))),
   share: (value) => (value === null || value === undefined ? '–' : shares.format(Number(value))),
@@ -132,6 +134,11 @@ export const format = {
   },
   text: (value) => (value === null || value === undefined || value === '' ? '–' : String(value)),
   seconds: (value) => (value === null || value === undefined || Number.isNaN(value) ? '–' : plain.format(value * 1000) + ' ms'),
+  /** An ISO 8601 time in the viewer's own zone, named ("28 Nov 2026, 17:40 CET"); the ISO text stays the cell's value. */
+  time: (value) => {
+    const moment = value ? new Date(value) : null;
+    return !moment || Number.isNaN(moment.getTime()) ? format.text(value) : moments.format(moment);
+  },
   /** The change against the previous period, as "+12% vs previous period", or '' when there is none. */
   change: (current, previous) => {
     const share = change(current, previous);
@@ -240,8 +247,9 @@ export function table(parent, { id, caption, columns, rows, report, sort, empty 
       const shown = column.kind === 'count' ? format.count(value)
         : column.kind === 'share' ? format.share(value)
         : column.kind === 'money' ? format.money(value, column.currency ? column.currency(row) : row.currency)
+        : column.kind === 'time' ? format.time(value)
         : format.text(value);
-      const numeric = column.kind && column.kind !== 'text';
+      const numeric = column.kind && column.kind !== 'text' && column.kind !== 'time';
       line.append(element(column === columns[0] ? 'th' : 'td', { scope: column === columns[0] ? 'row' : null, class: numeric ? 'number' : null,
         'data-column': column.key, 'data-value': value ?? '', title: column.title ? row[column.title] : null }, shown));
     }

@@ -18,14 +18,14 @@ function counter(samples, name) {
 const copies = { arriving: 'Arriving', unverified_only: 'Unverified only', none: 'None arrived', not_configured: 'No copy domain' };
 
 /** Per app: whether developer copies arrive; per protocol, version, ad network and channel: what arrived and how it fared. */
-function renderSetup(main, status) {
+function renderSetup(main, status, named) {
   const setup = section(main, 'Setup per app (last 30 days)', { wide: true,
     note: 'Developer copies are the postbacks Apple sends to the domain in the app\'s Info.plist (docs/setup.md); register that domain with countersign apps set ID --copy-domain example.com so they are told from networks\' postbacks. Only copies signed with Apple\'s keys count as arriving: anyone can send a body naming the app to that domain, so those that fail the signature check are shown apart (Unverified copies; Unverified only when no signed copy came), and so is the share failing verification, which such bodies raise too.' });
   table(setup, { id: 'setup-apps', caption: 'Developer copies by app', rows: status.apps.map((row) => ({ ...row, copies: copies[row.developer_copies] })), columns: [
     { key: 'app', label: 'App' }, { key: 'app_name', label: 'Name' }, { key: 'copy_domain', label: 'Copy domain' },
-    { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last signed copy' },
+    { key: 'copies', label: 'Developer copies' }, { key: 'last_copy_at', label: 'Last signed copy', kind: 'time' },
     { key: 'verified_copies', label: 'Signed copies', kind: 'count' }, { key: 'unverified_copies', label: 'Unverified copies', kind: 'count' },
-    { key: 'last_received_at', label: 'Last postback' },
+    { key: 'last_received_at', label: 'Last postback', kind: 'time' },
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'failing_share', label: 'Failing verification (anyone can raise)', kind: 'share' },
   ] });
   table(setup, { id: 'setup-encoder', caption: 'What the postbacks say about each app\'s encoder (docs/app-integration.md)', rows: status.encoder || [], columns: [
@@ -33,9 +33,9 @@ function renderSetup(main, status) {
     { key: 'share', label: 'Share', kind: 'share' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
     { key: 'cause', label: 'Likely cause' }, { key: 'docs', label: 'Read' },
   ] });
-  table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows, report: status, columns: [
+  table(setup, { id: 'setup', caption: 'Arrivals by app, protocol, version, ad network and channel', rows: status.rows.map(named), report: status, columns: [
     { key: 'app_name', label: 'App' }, { key: 'protocol', label: 'Protocol' }, { key: 'version', label: 'Version' },
-    { key: 'ad_network', label: 'Ad network' }, { key: 'channel', label: 'Channel' }, { key: 'last_received_at', label: 'Last received' },
+    { key: 'ad_network_name', label: 'Ad network', title: 'ad_network' }, { key: 'channel', label: 'Channel' }, { key: 'last_received_at', label: 'Last received', kind: 'time' },
     { key: 'arrivals', label: 'Arrivals', kind: 'count' }, { key: 'verified', label: 'Verified', kind: 'count' },
     { key: 'development', label: 'Development', kind: 'count' }, { key: 'unverifiable', label: 'Unverifiable', kind: 'count' },
     { key: 'invalid', label: 'Invalid', kind: 'count' }, { key: 'refused', label: 'Refused', kind: 'count' },
@@ -44,11 +44,11 @@ function renderSetup(main, status) {
 }
 
 /** What each network signs: its postbacks' protocol versions, winners, windows, view-through and re-engagements. */
-function renderSigning(main, signing) {
+function renderSigning(main, signing, named) {
   const mix = section(main, 'What each network signs (last 30 days)', { wide: true,
     note: 'Shares of the postbacks Apple signed for each network (production keys, every window and class). A network said to "behave as SKAdNetwork 3" shows it here: no later windows, no coarse values. Tiers are in GET /v1/networks/signing and countersign signing (docs/metrics.md).' });
-  table(mix, { id: 'signing', caption: 'Postbacks by network: versions, winners, windows, view-through, re-engagements', rows: signing.rows, report: signing, columns: [
-    { key: 'ad_network', label: 'Ad network' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
+  table(mix, { id: 'signing', caption: 'Postbacks by network: versions, winners, windows, view-through, re-engagements', rows: signing.rows.map(named), report: signing, columns: [
+    { key: 'ad_network_name', label: 'Ad network', title: 'ad_network' }, { key: 'postbacks', label: 'Postbacks', kind: 'count' },
     { key: 'skan_1_2', label: 'SKAN 1-2', kind: 'share' }, { key: 'skan_3', label: 'SKAN 3', kind: 'share' },
     { key: 'skan_4', label: 'SKAN 4', kind: 'share' }, { key: 'aak', label: 'AAK', kind: 'share' },
     { key: 'non_winning', label: 'Non-winning', kind: 'share' }, { key: 'window_1', label: 'Window 1', kind: 'share' },
@@ -83,7 +83,7 @@ export default {
   title: 'Health',
   async render(main, query) {
     const filters = reportFilters(query, { uncounted: false });
-    const [status, signing, outcomes, reasons, waiting, jobs, first] = await Promise.all([
+    const [status, signing, outcomes, reasons, waiting, jobs, first, networks] = await Promise.all([
       api('setup', { app: filters.app }),
       api('networks/signing', { app: filters.app }),
       api('intake', { ...filters, by: 'day,status' }),
@@ -91,10 +91,14 @@ export default {
       api('intake', { ...filters, status: 'unverifiable', by: 'protocol,version,reason' }),
       api('adservices/jobs', { state: 'failed', limit: 1 }).catch(() => ({ counts: {} })),
       metrics(),
+      api('ad-networks').catch(() => ({ ad_networks: [] })),
     ]);
+    // Networks by their registered names (the id in the cell's tooltip), as the reports show them.
+    const names = new Map((networks.ad_networks || []).map((network) => [network.ad_network_id, network.name]));
+    const named = (row) => ({ ...row, ad_network_name: names.get(row.ad_network) ?? row.ad_network });
 
-    renderSetup(main, status);
-    renderSigning(main, signing);
+    renderSetup(main, status, named);
+    renderSigning(main, signing, named);
     // Requests received come from the database, so a restart does not reset them; the rest is this receiver's own.
     const received = total(outcomes.rows, 'postbacks');
     const server = section(main, 'This server', { wide: true, note: first
