@@ -122,7 +122,7 @@ const signed = new Intl.NumberFormat(undefined, { style: 'percent', maximumFract
 const shares = new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: 1 });
 const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 /** Numbers for people: thousands separators, currency symbols, percentages. */
-const moments = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' });
+const moments = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
 
 export const format = {
   count: (value) => (value === null || value === undefined ? '–' : counts.format(Number(value))),
@@ -134,7 +134,7 @@ export const format = {
   },
   text: (value) => (value === null || value === undefined || value === '' ? '–' : String(value)),
   seconds: (value) => (value === null || value === undefined || Number.isNaN(value) ? '–' : plain.format(value * 1000) + ' ms'),
-  /** An ISO 8601 time in the viewer's own zone, named ("28 Nov 2026, 17:40 CET"); the ISO text stays the cell's value. */
+  /** An ISO 8601 time in the viewer's own zone, named ("Nov 28, 17:40 CET"); the ISO text stays the cell's value. */
   time: (value) => {
     const moment = value ? new Date(value) : null;
     return !moment || Number.isNaN(moment.getTime()) ? format.text(value) : moments.format(moment);
