@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "Store",
             dependencies: [
-                "Postback", "ConversionSchema", "AdServices", "Spend", "CSV",
+                "Postback", "ConversionSchema", "AdServices", "Spend",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -123,7 +123,7 @@ let package = Package(
         .target(name: "CMalloc"),
         .executableTarget(
             name: "CountersignFuzz",
-            dependencies: ["CFuzzDriver", "JWS", "Postback", "ConversionSchema", "AdServices", "SchemaDesign", "AppSetup"],
+            dependencies: ["CFuzzDriver", "JWS", "Postback", "ConversionSchema", "AdServices", "SchemaDesign", "AppSetup", "Spend"],
             swiftSettings: strict
         ),
         .testTarget(name: "JWSTests", dependencies: ["JWS"], resources: [.copy("Fixtures")], swiftSettings: strict),

@@ -43,6 +43,18 @@ enum FuzzTargets {
                 fatalError("window \(window) holds less revenue than window \(window - 1): windows cumulate from install")
             }
         },
+        // A network's dated source-identifier mappings: whatever is read has no two overlapping mappings of one
+        // identifier, country and publisher.
+        "mappings": { bytes in
+            guard let mappings = try? SourceMapping.parse(bytes) else { return }
+            let keyed = Dictionary(grouping: mappings) { [$0.sourceIdentifier, $0.country ?? "", $0.publisher ?? ""] }
+            for group in keyed.values {
+                let ordered = group.sorted { $0.validFrom < $1.validFrom }
+                for (earlier, later) in zip(ordered, ordered.dropFirst()) where (earlier.validTo ?? "9999") >= later.validFrom {
+                    fatalError("mappings that overlap were read: \(earlier) and \(later)")
+                }
+            }
+        },
         // An app's Info.plist (XML or binary) or Expo app.json, through every check of `setup check`.
         "plist": { bytes in
             guard case .success(let contents) = SetupFile.read(bytes), let root = contents.root else { return }

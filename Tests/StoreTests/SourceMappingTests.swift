@@ -1,4 +1,5 @@
 import Foundation
+import Spend
 import Testing
 import JWS
 import Postback

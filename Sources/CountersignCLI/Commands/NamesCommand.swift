@@ -1,4 +1,5 @@
 import CountersignServer
+import Spend
 import ArgumentParser
 import Foundation
 import Postback

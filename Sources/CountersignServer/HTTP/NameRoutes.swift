@@ -1,4 +1,5 @@
 import Hummingbird
+import Spend
 import NIOPosix
 import JWS
 import Store

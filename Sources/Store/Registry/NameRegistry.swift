@@ -1,4 +1,5 @@
 import Foundation
+import Spend
 import JWS
 import Postback
 

@@ -54,6 +54,12 @@ public struct SourceMapping: Sendable, Equatable {
         public let line: Int
         public let message: String
         public var description: String { line > 0 ? "line \(line): \(message)" : message }
+
+        /// A problem on `line` (0 for the whole list).
+        public init(line: Int, message: String) {
+            self.line = line
+            self.message = message
+        }
     }
 
     /// The columns a mapping file takes, as the SKAN standard's mapping API names them (case, spaces and underscores
