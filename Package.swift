@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "AdServices", dependencies: ["JWS"], swiftSettings: strict),
         // The one CSV reader: spend, rate and claim files, reconciliation lists, MMP schema tables.
         .target(name: "CSV", swiftSettings: strict),
-        .target(name: "ConversionSchema", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
+        .target(name: "ConversionSchema", dependencies: ["Postback", "JWS", "CSV", "Spend"], swiftSettings: strict),
         .target(name: "Spend", dependencies: ["Postback", "JWS", "CSV"], swiftSettings: strict),
         // Checking an app's Info.plist (or Expo config) for the attribution keys.
         .target(name: "AppSetup", dependencies: ["JWS"], swiftSettings: strict),

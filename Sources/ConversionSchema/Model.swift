@@ -1,5 +1,6 @@
 import Foundation
 import Postback
+import Spend
 
 /// One app's conversion-value schema: what each fine and coarse value means, per conversion class and window, over time.
 public struct ConversionSchema: Sendable, Equatable {
@@ -13,6 +14,9 @@ public struct ConversionSchema: Sendable, Equatable {
     public var sourceHierarchy: [SourceLevel]
     /// Versions in increasing order of `effectiveFrom`.
     public var versions: [SchemaVersion]
+    /// Dated mappings of source identifiers per ad network id (`source-mappings`): stored on upload as the whole list
+    /// of each network named, as `countersign names import-mappings` stores a file.
+    public var sourceMappings: [String: [SourceMapping]] = [:]
 
     /// The version in force at `time`: the last whose `effectiveFrom` is at or before it.
     public func version(at time: Date) -> SchemaVersion? {

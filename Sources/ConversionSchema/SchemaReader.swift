@@ -1,6 +1,7 @@
 import Foundation
 import JWS
 import Postback
+import Spend
 
 /// Reads a schema document (JSON, format in docs/schemas.md) and runs every static check.
 public enum SchemaReader {
@@ -89,7 +90,7 @@ private struct Reader {
     }
 
     mutating func document(_ value: JSONValue) -> ConversionSchema? {
-        guard let root = object(value, "$", allowed: ["format", "app", "name", "currency", "source-identifier", "versions"],
+        guard let root = object(value, "$", allowed: ["format", "app", "name", "currency", "source-identifier", "source-mappings", "versions"],
                                 required: ["format", "app", "versions"]) else { return nil }
         if let format = string(root["format"], "$.format"), format != SchemaReader.format {
             error("$.format", "must be \"\(SchemaReader.format)\", got \"\(format)\"")
@@ -123,7 +124,8 @@ private struct Reader {
         }
         // With an error recorded the schema is not used; the app stands in as 0.
         return ConversionSchema(app: appID ?? AppID(0), name: self.name(root["name"], "$.name"), currency: documentCurrency,
-                                sourceHierarchy: hierarchy, versions: versions)
+                                sourceHierarchy: hierarchy, versions: versions,
+                                sourceMappings: sourceMappings(root["source-mappings"], "$.source-mappings"))
     }
 
     mutating func checkCurrency(_ currency: String, _ path: String) {
@@ -185,6 +187,55 @@ private struct Reader {
             levels.append(SourceLevel(level: name, firstDigit: first, lastDigit: last, names: names, networkNames: networkNames))
         }
         return levels
+    }
+
+    /// The keys of one dated mapping, as the SKAN standard's mapping API names its columns. Key paths are immutable
+    /// values, though not marked `Sendable`.
+    nonisolated(unsafe) static let mappingKeys: [String: WritableKeyPath<SourceMapping, String?>] = [
+        "end-date": \.validTo, "country": \.country, "publisher-id": \.publisher, "campaign-name": \.campaignName,
+        "ad-group-id": \.adGroupID, "ad-group-name": \.adGroupName, "creative-id": \.creativeID, "creative-name": \.creativeName,
+    ]
+
+    /// `{"<ad network id>": [{"source-identifier": "7", "start-date": "2026-01-01", "campaign-id": "C1", ...}]}`: each
+    /// network's dated mappings, checked as a mapping file is (docs/operations.md#dated-names).
+    mutating func sourceMappings(_ value: JSONValue?, _ path: String) -> [String: [SourceMapping]] {
+        var mappings: [String: [SourceMapping]] = [:]
+        guard let networks = object(value, path, allowed: Set(value?.object?.members.map(\.key) ?? [])) else { return mappings }
+        for member in networks.members {
+            let networkPath = "\(path).\(member.key)"
+            if !isAdNetworkID(member.key) { error(networkPath, "must be a lowercase ad network id such as example123.skadnetwork") }
+            guard let items = array(member.value, networkPath) else { continue }
+            guard items.count <= SourceMapping.maximumMappings else {
+                error(networkPath, "an app and ad network hold at most \(SourceMapping.maximumMappings) mappings")
+                continue
+            }
+            var list: [SourceMapping] = []
+            for (index, item) in items.enumerated() {
+                let itemPath = "\(networkPath)[\(index)]"
+                let required: Set<String> = ["source-identifier", "start-date", "campaign-id"]
+                guard let entry = object(item, itemPath, allowed: required.union(Self.mappingKeys.keys), required: required),
+                      required.allSatisfy({ entry[$0] != nil }) else { continue }
+                var mapping = SourceMapping(sourceIdentifier: string(entry["source-identifier"], itemPath + ".source-identifier") ?? "",
+                                            validFrom: string(entry["start-date"], itemPath + ".start-date") ?? "",
+                                            campaignID: string(entry["campaign-id"], itemPath + ".campaign-id") ?? "", line: index + 1)
+                for (key, path) in Self.mappingKeys { mapping[keyPath: path] = string(entry[key], "\(itemPath).\(key)") }
+                mapping.publisher = mapping.publisher?.lowercased()
+                do {
+                    try mapping.check()
+                    list.append(mapping)
+                } catch {
+                    self.error(itemPath, error.message)
+                }
+            }
+            guard list.count == items.count else { continue }
+            do {
+                try SourceMapping.checkOverlaps(list, entry: "entry")
+            } catch {
+                self.error(error.line > 0 ? "\(networkPath)[\(error.line - 1)]" : networkPath, error.message)
+            }
+            mappings[member.key] = list
+        }
+        return mappings
     }
 
     mutating func schemaVersion(_ value: JSONValue, _ path: String, currency: String?) -> SchemaVersion? {

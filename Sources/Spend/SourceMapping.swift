@@ -147,8 +147,9 @@ public struct SourceMapping: Sendable, Equatable {
         return Timestamp.format(moment).hasPrefix(text) && text >= "1970-01-01" && text < "2200-01-01"
     }
 
-    /// Refuses two mappings of the same identifier, country and publisher whose days overlap, naming both and where.
-    public static func checkOverlaps(_ mappings: [SourceMapping]) throws(Problem) {
+    /// Refuses two mappings of the same identifier, country and publisher whose days overlap, naming both and where;
+    /// `entry` is the word for a mapping's place (`line` in a file, `entry` in a list, counted from 1).
+    public static func checkOverlaps(_ mappings: [SourceMapping], entry: String = "line") throws(Problem) {
         struct Scope: Hashable { let source: String, country: String?, publisher: String? }
         let grouped = Dictionary(grouping: mappings) { Scope(source: $0.sourceIdentifier, country: $0.country, publisher: $0.publisher) }
         for (scope, group) in grouped.sorted(by: { $0.key.source < $1.key.source }) {
@@ -156,8 +157,8 @@ public struct SourceMapping: Sendable, Equatable {
             for (earlier, later) in zip(ordered, ordered.dropFirst()) where earlier.validTo.map({ $0 >= later.validFrom }) ?? true {
                 let place = [scope.country.map { "in \($0)" }, scope.publisher.map { "for publisher \($0)" }].compactMap { $0 }.joined(separator: " ")
                 throw Problem(line: later.line, message: "identifier \(scope.source)\(place.isEmpty ? "" : " " + place) means campaign \(earlier.campaignID) "
-                    + "from \(earlier.validFrom) to \(earlier.validTo ?? "no end") (line \(earlier.line)) and campaign \(later.campaignID) from \(later.validFrom) "
-                    + "(line \(later.line)); they overlap from \(later.validFrom): end the first before it")
+                    + "from \(earlier.validFrom) to \(earlier.validTo ?? "no end") (\(entry) \(earlier.line)) and campaign \(later.campaignID) from \(later.validFrom) "
+                    + "(\(entry) \(later.line)); they overlap from \(later.validFrom): end the first before it")
             }
         }
     }

@@ -147,18 +147,23 @@ public struct NameRegistry: Sendable {
         }
         for mapping in mappings { try mapping.check() }
         try SourceMapping.checkOverlaps(mappings)
-        let now = Timestamp.format(Date())
-        return try await engine.write { db in
-            try db.execute("DELETE FROM source_mappings WHERE app = ? AND ad_network_id = ?", [app, adNetwork])
-            for mapping in mappings {
-                try db.execute("""
-                    INSERT INTO source_mappings (app, ad_network_id, source_identifier, country, publisher, valid_from, valid_to, campaign_id,
-                        campaign_name, ad_group_id, ad_group_name, creative_id, creative_name, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [app, adNetwork, mapping.sourceIdentifier, mapping.country, mapping.publisher, mapping.validFrom, mapping.validTo,
-                          mapping.campaignID, mapping.campaignName, mapping.adGroupID, mapping.adGroupName, mapping.creativeID, mapping.creativeName, now])
-            }
+        return try await engine.write { session in
+            try Self.replaceMappings(session, app: app, adNetwork: adNetwork, mappings)
             return mappings.count
+        }
+    }
+
+    /// Replaces `app`'s mappings on `adNetwork` with `mappings` (already checked) inside `session`'s transaction.
+    static func replaceMappings(_ session: any SQLSession, app: AppID, adNetwork: String, _ mappings: [SourceMapping]) throws {
+        let now = Timestamp.format(Date())
+        try session.execute("DELETE FROM source_mappings WHERE app = ? AND ad_network_id = ?", [app, adNetwork])
+        for mapping in mappings {
+            try session.execute("""
+                INSERT INTO source_mappings (app, ad_network_id, source_identifier, country, publisher, valid_from, valid_to, campaign_id,
+                    campaign_name, ad_group_id, ad_group_name, creative_id, creative_name, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [app, adNetwork, mapping.sourceIdentifier, mapping.country, mapping.publisher, mapping.validFrom, mapping.validTo,
+                      mapping.campaignID, mapping.campaignName, mapping.adGroupID, mapping.adGroupName, mapping.creativeID, mapping.creativeName, now])
         }
     }
 

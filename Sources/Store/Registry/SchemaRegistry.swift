@@ -18,6 +18,7 @@ public struct SchemaRegistry: Sendable {
     /// Checks and stores a schema document for `app`; the new revision decodes the app's postbacks from the next batch
     /// on. The app's postbacks stored before it had a schema are decoded in the background (`SchemaBacklogDecoder` in
     /// `serve`, or `countersign redecode`); the answer says how many wait.
+    /// Its `source-mappings` replace the dated mappings of each ad network they name, in the same transaction.
     /// The revision is the next for the app; two uploads racing on different receivers get different revisions, because
     /// `(app, revision)` is unique and the loser retries.
     public func put(app: AppID, document: [UInt8]) async throws -> SchemaUpload {
@@ -43,6 +44,9 @@ public struct SchemaRegistry: Sendable {
             let stored = try session.execute("INSERT INTO schemas (app, revision, document, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, revision) DO NOTHING",
                                               [app.description, revision, text, Timestamp.format(Date())])
             guard stored == 1 else { throw SchemaRevisionTaken(app: app, revision: revision) }
+            for (adNetwork, mappings) in schema.sourceMappings {
+                try NameRegistry.replaceMappings(session, app: app, adNetwork: adNetwork, mappings)
+            }
             return revision
         }
         return .stored(revision: revision, warnings: check.warnings, waiting: try await ledger.waitingForDecoding(app: app))

@@ -18,7 +18,7 @@ public struct PerformanceQuery: Sendable, Equatable {
             case .appName: "The app's name in the app registry, else its id."
             case .adNetwork: "The ad network id."
             case .adNetworkName: "The ad network's name from the registry, else its id."
-            case .campaign: "The campaign: digits 1-2 of the source identifier (the campaign-id before SKAdNetwork 4.0), and the campaign column of the network's report."
+            case .campaign: "The campaign: the network's campaign id from the dated mapping in force on the install day where one names the postback, else digits 1-2 of the source identifier (the campaign-id before SKAdNetwork 4.0); and the campaign column of the network's report."
             case .country: "The unsigned country-code of the postbacks (empty when Apple sent none), and the country column of the network's report."
             case .conversionType: "download (a new install), redownload or re-engagement, as Apple signed it; networks' reports give spend and claims for no type, so they show on the rows with an empty conversion_type."
             }

@@ -188,9 +188,12 @@ public struct PerformanceReader: Sendable {
     /// Postbacks of every outcome, summed per group, day and currency.
     static func verifiedSQL(_ query: PerformanceQuery, _ dialect: SQLDialect) -> (sql: String, arguments: [any SQLValueConvertible]) {
         let day = Self.day(query.basis == .install ? "c.estimated_install_at" : "c.received_at", query, dialect)
-        let selected = select(query, day: day, app: "c.app", appName: "c.app_name", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
+        // A campaign is the network's own id where a dated mapping names the postback, as its spend file numbers it.
+        let mapped = query.groupBy.contains(.campaign) || query.campaign != nil
+        let campaign = mapped ? "CASE WHEN sm.id IS NOT NULL THEN sm.campaign_id ELSE coalesce(c.campaign, '') END" : "coalesce(c.campaign, '')"
+        let selected = select(query, day: day, app: "c.app", appName: "c.app_name", adNetwork: "c.ad_network_id", campaign: campaign,
                               country: "coalesce(c.country_code_unsigned, '')", conversionType: "coalesce(c.conversion_type, '')", dialect)
-        let (conditions, arguments) = filters(query, day: day, app: "c.app", adNetwork: "c.ad_network_id", campaign: "coalesce(c.campaign, '')",
+        let (conditions, arguments) = filters(query, day: day, app: "c.app", adNetwork: "c.ad_network_id", campaign: campaign,
                                               country: "coalesce(c.country_code_unsigned, '')")
         let install = "c.did_win = 1 AND c.conversion_window = 0 AND c.conversion_class = 'install'"
         let installs = "c.countable = 1 AND \(install)"
@@ -223,7 +226,7 @@ public struct PerformanceReader: Sendable {
         measures.append("sum(CASE WHEN c.countable = 1 AND c.conversion_class = 're-engagement' THEN coalesce(c.revenue_max_micros, 0) ELSE 0 END) AS revenue_7")
         let columns = selected.enumerated().map { index, expression in "\(expression) AS \(index == selected.count - 1 ? "rate_day" : "d\(index)")" }
         let sql = "SELECT \(columns.joined(separator: ", ")), coalesce(c.currency, '') AS currency, \(measures.joined(separator: ", ")) FROM conversions c"
-            + joins(query, adNetwork: "c.ad_network_id") + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+            + joins(query, adNetwork: "c.ad_network_id") + (mapped ? ReportQuery.Dimension.mappingJoin : "") + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
             + " " + grouped(selected + ["coalesce(c.currency, '')"])
         return (sql, arguments)
     }
