@@ -111,6 +111,8 @@ public final class StoreDatabase: Service, Sendable {
     public var spend: SpendLedger { SpendLedger(engine: engine) }
     /// What installs cost and returned, and what networks claimed against what Apple signed.
     public var performance: PerformanceReader { PerformanceReader(engine: engine) }
+    /// Cohort curves: revenue per install and ROAS by days 2, 7 and 35 over closed install weeks.
+    public var cohorts: CohortCurveReader { CohortCurveReader(engine: engine) }
     /// What each ad network really signs: protocol versions, winners, windows, tiers, view-through, re-engagements.
     public var signingMix: SigningMix { SigningMix(engine: engine) }
     /// Which of the postbacks a network claims Apple signed.

@@ -426,9 +426,13 @@ def main():
         roas = server.api("performance", {"by": "app_name,ad_network,ad_network_name,campaign"})["rows"]
         same_rows(browser.table("roas"), roas, ["app_name", "ad_network_name", "campaign", "currency", "installs", "claimed_installs", "spend", "ecpi", "cpi", "roas_mid", "note"], "return table")
         check(any(row["roas_mid"] not in (None, "") for row in browser.table("roas")), "a return on ad spend is shown")
-        by_day = server.api("performance", {"by": "day,app_name,ad_network_name"})["rows"]
-        drawn = [point for dataset in browser.chart("chart-roas")["datasets"] for point in dataset["data"] if point is not None]
-        check(len(drawn) == sum(1 for row in by_day if row["roas_mid"] is not None) > 0, "the return chart draws every day with a return")
+        # Cohort curves: one line per network, its points the API's, empty where no install week has closed.
+        curves = server.api("cohorts", {"by": "app_name,ad_network,ad_network_name"})["rows"]
+        drawn = {dataset["label"]: dataset["data"] for dataset in browser.chart("chart-roas")["datasets"]}
+        expected = {f'{row["app_name"]} · {row["ad_network_name"]}': [None if row[f"roas_{point}"] is None else float(row[f"roas_{point}"]) for point in ("d2", "d7", "d35")] for row in curves
+                    if any(row[f"roas_{point}"] is not None for point in ("d2", "d7", "d35"))}
+        check(drawn == expected and any(point is not None for line in drawn.values() for point in line), f"the cohort chart draws the API's curves: {drawn} against {expected}")
+        same_rows(browser.table("cohorts"), curves, ["app_name", "ad_network_name", "installs", "cohort_installs_d2", "roas_d2", "cohort_installs_d35", "roas_d35"], "cohort table")
         check(not browser.console_errors(), f"console errors on performance: {browser.console_errors()}")
         browser.screenshot("performance")
         # Drill-down: the verified first-window postbacks of one network, each linked to its lookup.

@@ -36,7 +36,7 @@ import TestSupport
             }
             for zone in ["UTC", "Pacific/Kiritimati"] {
                 let explicit = "from=\(Self.day(-6, zone))&to=\(Self.day(1, zone))&tz=\(zone)"
-                for path in ["/v1/reports?by=day&", "/v1/conversions?", "/v1/performance?", "/v1/intake?"] {
+                for path in ["/v1/reports?by=day&", "/v1/conversions?", "/v1/performance?", "/v1/cohorts?", "/v1/intake?"] {
                     let (status, withLast) = try await body(path + "last=7d&tz=\(zone)")
                     #expect(status == .ok, "\(path) \(withLast)")
                     #expect(withLast == (try await body(path + explicit)).1, "\(path) in \(zone)")

@@ -26,7 +26,9 @@ import TestSupport
         let document = try Self.read("docs/metrics.md")
         let split = try #require(document.range(of: "## Spend, claims and return"))
         let postbacks = try #require(document.range(of: "## Postback by postback"))
-        let reports = document[..<split.lowerBound], performance = document[split.lowerBound..<postbacks.lowerBound]
+        let cohortsStart = try #require(document.range(of: "## Cohort curves"))
+        let reports = document[..<split.lowerBound], performance = document[split.lowerBound..<cohortsStart.lowerBound]
+        let cohorts = document[cohortsStart.lowerBound..<postbacks.lowerBound]
         let signingStart = try #require(document.range(of: "## What each network signs"))
         let reconciliation = document[postbacks.lowerBound..<signingStart.lowerBound], signing = document[signingStart.lowerBound...]
         // What each network signs (issue 48, item 6): the same words in the docs, the CLI's help and the OpenAPI document.
@@ -38,6 +40,14 @@ import TestSupport
             #expect(openAPI.contains("\(column.rawValue): { type: ") && openAPI.contains("description: '\(Self.flat(column.definition))' }"), "openapi: \(column.rawValue)")
         }
         #expect(Set(Self.defined(signing)) == Set(SigningMix.Column.allCases.map(\.rawValue)))
+        // Cohort curves (issue 49, deliverable 5): the same words in the docs, the CLI's help and the OpenAPI document.
+        let cohortsHelp = Self.flat(CohortsCommand.helpMessage(columns: 120))
+        for metric in CohortMetric.allCases {
+            #expect(cohorts.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md, cohorts: \(metric.rawValue)")
+            #expect(cohortsHelp.contains("\(metric.rawValue): \(Self.flat(metric.definition))"), "cohorts --help: \(metric.rawValue)")
+            #expect(openAPI.contains("\(metric.rawValue): { type: ") && openAPI.contains("description: '\(Self.flat(metric.definition))' }"), "openapi: \(metric.rawValue)")
+        }
+        #expect(Set(Self.defined(cohorts)) == Set(CohortMetric.allCases.map(\.rawValue)))
         for metric in ReportMetric.allCases {
             #expect(reports.contains("| `\(metric.rawValue)` | \(metric.definition) |"), "docs/metrics.md: \(metric.rawValue)")
         }

@@ -72,6 +72,7 @@ import TestSupport
         "POST /v1/rates": .schemas,
         "GET /v1/spend/imports": .read,
         "GET /v1/performance": .read,
+        "GET /v1/cohorts": .read,
         "POST /v1/reconciliation/postbacks": .read,
         "GET /v1/setup": .read,
     ]

@@ -36,8 +36,8 @@ struct PerformanceCommand: AsyncParsableCommand {
 
     /// `table` with each metric's figures to the decimals a table shows (``PerformanceMetric/tableDecimals``), rounded
     /// half up: 914.710037 reads 914.71, an eCPI of 14.54086 reads 14.54 (issue 49, finding 8).
-    static func rounded(_ table: ReportTable) -> ReportTable {
-        let decimals = table.columns.map { PerformanceMetric(rawValue: $0)?.tableDecimals }
+    static func rounded(_ table: ReportTable, decimals places: (String) -> Int? = { PerformanceMetric(rawValue: $0)?.tableDecimals }) -> ReportTable {
+        let decimals = table.columns.map(places)
         return ReportTable(columns: table.columns, rows: table.rows.map { row in
             zip(row, decimals).map { cell, places in
                 guard let places, case .number(let text) = cell, var value = Decimal(string: text) else { return cell }
@@ -80,6 +80,15 @@ struct PerformanceCommand: AsyncParsableCommand {
         if let note = full.columns.firstIndex(of: PerformanceMetric.note.rawValue), !table.columns.contains(PerformanceMetric.note.rawValue),
            full.rows.contains(where: { $0[note] != .null }) {
             FileHandle.standardError.write(Data("countersign: some rows have a note on figures left blank; add note to --metrics to read it\n".utf8))
+        }
+        // The last days are incomplete until Apple's delays pass: a table says so (issue 49, finding 4).
+        if output == .table, let maturity = full.columns.firstIndex(of: PerformanceMetric.window0Maturity.rawValue),
+           !table.columns.contains(PerformanceMetric.window0Maturity.rawValue) {
+            let young = full.rows.filter { $0[maturity] != .string(WindowMaturity.closed.rawValue) }.count
+            if young > 0 {
+                FileHandle.standardError.write(Data(("countersign: \(young) row\(young == 1 ? "" : "s") hold\(young == 1 ? "s" : "") days still receiving first-window "
+                    + "postbacks, so installs will grow; window_0_maturity in --metrics shows which (docs/metrics.md, Maturity)\n").utf8))
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 // Performance: what networks claim against what Apple signed, and what installs cost and returned (GET /v1/performance):
 // installs and claimed installs per network, the postbacks behind the gap, spend, eCPI, CPI and ROAS ranges per
-// campaign, and the return of each install-day cohort. Every figure is the API's; nothing is added across currencies.
+// campaign, and the cohort curves: what installs returned by days 2, 7 and 35. Every figure is the API's; nothing is
+// added across currencies.
 import { api, apiAll, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
 
 /** The filters /v1/performance takes, from the page's state: the shared ones it knows, and its own. */
@@ -22,10 +23,12 @@ export default {
   filters: ['range', 'from', 'to', 'tz', 'app', 'ad_network'],
   async render(main, query) {
     const filters = performanceFilters(query);
-    const [networks, campaigns, cohorts, imports] = await Promise.all([
+    // Cohorts are install weeks whatever the page's basis.
+    const { basis, ...cohortFilters } = filters;
+    const [networks, campaigns, curves, imports] = await Promise.all([
       apiAll('performance', { ...filters, by: 'ad_network,ad_network_name' }, maxPages),
       apiAll('performance', { ...filters, by: 'app_name,ad_network,ad_network_name,campaign' }, maxPages),
-      apiAll('performance', { ...filters, by: 'day,app_name,ad_network_name' }, maxPages),
+      api('cohorts', { ...cohortFilters, by: 'app_name,ad_network,ad_network_name' }),
       api('spend/imports', { limit: 1 }).catch(() => ({ rows: [] })),
     ]);
 
@@ -34,7 +37,7 @@ export default {
     picker(head, 'Days: ', 'basis', { '': 'install day', arrival: 'arrival day' }, filters.basis || '');
     const currencies = [...new Set(campaigns.rows.map((row) => row.currency).filter(Boolean))].sort();
     picker(head, 'Money in: ', 'currency', Object.fromEntries([['', 'each row\'s currency'], ...currencies.map((code) => [code, code])]), filters.currency || '');
-    if ([networks, campaigns, cohorts].some((report) => report.next_after)) {
+    if ([networks, campaigns].some((report) => report.next_after)) {
       head.append(element('p', { class: 'note', text: `Only the first ${format.count(maxPages * 10000)} rows of a report are shown: pick fewer days, or filter by app or ad network.` }));
     }
     if (!imports.rows.length) head.append(element('p', { class: 'note', text: 'No spend imported yet: countersign spend import FILE (docs/spend.md) fills in claims, spend and the return on it.' }));
@@ -94,23 +97,25 @@ export default {
       money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
     ] });
 
-    const cohort = section(main, 'Return by day', { wide: true,
-      note: filters.basis === 'arrival' ? 'ROAS (middle) of the postbacks that arrived each day, by app and ad network.' : 'ROAS (middle) of each install-day cohort, by app and ad network: recent cohorts are incomplete until their last window arrives (about 41 days).' });
-    // One line per app and network: an app's revenue is in its own currency, so each line has one (or the reporting one).
-    const days = [...new Set(cohorts.rows.map((row) => row.day))].sort();
-    const line = (row) => `${format.text(row.app_name)} · ${format.text(row.ad_network_name)}`;
-    const names = [...new Set(cohorts.rows.map(line))].sort();
-    chart(cohort, 'chart-roas', 'Return on ad spend (middle) by day, app and ad network', {
+    const cohort = section(main, 'Return by days since install', { wide: true,
+      note: 'Cohort curves (GET /v1/cohorts): ROAS (middle) of acquisition revenue by day 2, 7 and 35 after install, per app and ad network (the revenue of an app is in its own currency, so each line has one, or the one money is shown in). Each point adds up only the install weeks of these dates whose window has closed (window 0 closes 3.5 days after a week ends, window 1 10.5 days, window 2 38.5 days), so recent installs never pull a curve down; the table says how many installs stand behind each point.' });
+    const points = [['d2', 'Day 2'], ['d7', 'Day 7'], ['d35', 'Day 35']];
+    chart(cohort, 'chart-roas', 'Return on ad spend (middle) by days since install, app and ad network', {
       type: 'line',
-      data: { labels: days, datasets: names.map((name) => ({
-        label: name,
-        data: days.map((day) => {
-          const row = cohorts.rows.find((candidate) => candidate.day === day && line(candidate) === name);
-          return row && row.roas_mid !== null ? Number(row.roas_mid) : null;
-        }),
+      // A line for each app and network with a return on some day; the table lists the others.
+      data: { labels: points.map(([, label]) => label), datasets: curves.rows.filter((row) => points.some(([point]) => row[`roas_${point}`] !== null)).map((row) => ({
+        label: `${format.text(row.app_name)} · ${format.text(row.ad_network_name)}`,
+        data: points.map(([point]) => (row[`roas_${point}`] === null ? null : Number(row[`roas_${point}`]))),
       })) },
-      options: { spanGaps: true, scales: { y: { beginAtZero: true, ticks: { callback: (value) => format.share(value) } } },
+      options: { spanGaps: false, scales: { y: { beginAtZero: true, ticks: { callback: (value) => format.share(value) } } },
         plugins: { tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${format.share(item.raw)}` } } } },
     });
+    table(cohort, { id: 'cohorts', caption: 'Revenue per install and return by days since install, over the install weeks whose window has closed', rows: curves.rows, report: curves, columns: [
+      { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'currency', label: 'Currency' },
+      { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'cohort_installs_d2', label: 'Installs, day 2', kind: 'count' }, money('revenue_per_install_d2', 'Revenue per install, day 2'), ratio('roas_d2', 'ROAS, day 2'),
+      { key: 'cohort_installs_d7', label: 'Installs, day 7', kind: 'count' }, money('revenue_per_install_d7', 'Revenue per install, day 7'), ratio('roas_d7', 'ROAS, day 7'),
+      { key: 'cohort_installs_d35', label: 'Installs, day 35', kind: 'count' }, money('revenue_per_install_d35', 'Revenue per install, day 35'), ratio('roas_d35', 'ROAS, day 35'),
+      { key: 'note', label: 'Note' },
+    ] });
   },
 };

@@ -7,8 +7,8 @@ import Postback
 import Store
 
 /// `POST /v1/spend` (spend and claims as a network reports them), `POST /v1/rates` (exchange rates),
-/// `GET /v1/spend/imports` (what was imported, by whom, from which file) and `GET /v1/performance` (what installs cost
-/// and returned, claimed against verified). Imports need the schemas scope: like schemas
+/// `GET /v1/spend/imports` (what was imported, by whom, from which file), `GET /v1/performance` (what installs cost
+/// and returned, claimed against verified) and `GET /v1/cohorts` (returns by days since install). Imports need the schemas scope: like schemas
 /// and names, they change what reports say.
 enum SpendRoutes {
     /// `maximumGroups` caps the groups one performance report adds up (`--performance-max-groups`).
@@ -90,6 +90,26 @@ enum SpendRoutes {
                 try await format.write(table, extra: extra) { bytes in try await writer.write(ByteBuffer(bytes: bytes)) }
                 try await writer.finish(nil)
             })
+        }
+        api.read.get("cohorts") { request, context in
+            let pairs = try await ReportRoutes.parameters(request, context: context, store: store)
+            let query: PerformanceQuery
+            do throws(QueryProblem) { query = try CohortCurveReader.query(pairs, extraAllowed: ["format"]) } catch {
+                throw APIError(.badRequest, .badParameter, error.description)
+            }
+            try context.requireApp(query.app)
+            let format = try QueryParameters.format(request)
+            let permit = try limits.report.acquire(key: context.heavyRequestKey)
+            defer { permit.release() }
+            let table: ReportTable
+            do {
+                table = try await store.cohorts.report(query, maximumGroups: maximumGroups)
+            } catch let error as PerformanceReader.TooManyGroups {
+                throw APIError(.badRequest, .tooManyGroups, "the install weeks and groups asked for exceed \(error.maximum); narrow from/to, "
+                               + "filter by app, ad_network, campaign or country, or group by fewer dimensions")
+            }
+            return JSONResponse.make(text: format.render(table), contentType: format.contentType,
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
         }
         api.read.get("spend/imports") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["limit", "format"])

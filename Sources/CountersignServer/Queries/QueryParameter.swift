@@ -228,6 +228,21 @@ extension PerformanceQuery {
     }
 }
 
+extension CohortCurveReader {
+    /// Parses the cohort curves' parameters: the performance report's, but `basis` (cohorts are install days) and
+    /// dimensions other than ``CohortCurveReader/dimensions``.
+    package static func query(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> PerformanceQuery {
+        if parameters.contains(where: { $0.0 == "basis" }) {
+            throw QueryProblem(parameter: "basis", message: "cohorts are always by install day; leave basis out")
+        }
+        let query = try PerformanceQuery.parse(parameters, extraAllowed: extraAllowed)
+        if let other = query.groupBy.first(where: { !dimensions.contains($0) }) {
+            throw QueryProblem(parameter: "by", message: "\(other.rawValue) is not a cohort dimension; use \(dimensions.map(\.rawValue).joined(separator: ", "))")
+        }
+        return query
+    }
+}
+
 extension AttributionReportQuery {
     /// Parses `by`, `from`, `to`, `tz`, `app`, `source`, `include_test` and `include_client_reported`; unknown names are
     /// refused unless in `extraAllowed`.

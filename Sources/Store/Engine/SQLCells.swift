@@ -116,3 +116,21 @@ public struct SQLCells {
         }
     }
 }
+
+extension SQLCells {
+    /// The row's cells as values, made one row at a time (a performance group's or a delivery's few dozen cells).
+    var values: [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(count)
+        forEachCell { cell in
+            switch cell {
+            case .null: values.append(.null)
+            case .integer(let integer): values.append(.integer(integer))
+            case .real(let real): values.append(.real(real))
+            case .text(let text): values.append(.text(String(decoding: text, as: UTF8.self)))
+            case .blob(let blob): values.append(.blob([UInt8](blob)))
+            }
+        }
+        return values
+    }
+}

@@ -3,113 +3,133 @@ import JWS
 import Postback
 
 /// Reads the facts enriched templates send, for the postbacks of one claim, in one query over the `conversions` view
-/// with the names in force (as reports find them) and, when a template asks for cost, the imported spend.
+/// with the names in force (as reports find them) and, when a template asks for cost, the imported spend in force.
 enum DeliveryFactsReader {
     /// The facts of each postback in `ids`, by id, read in the caller's session; `withCost` also reads the spend.
     static func facts(_ db: any SQLSession, ids: [Int64], withCost: Bool) throws -> [Int64: DeliveryFacts] {
         guard !ids.isEmpty else { return [:] }
-        let columns = ReportColumns.rows
-        let names: [ReportQuery.Dimension] = [.adNetworkName, .campaignName, .adGroupName, .creativeName]
-        let nameColumns = names.compactMap { dimension in dimension.expression(columns, db.dialect).map { "\($0) AS \(dimension.rawValue)" } }
-        let sql = """
-            SELECT c.id, c.dedup_key, c.postback_identifier, c.received_at, c.estimated_install_at, c.time_zone, c.protocol, c.version,
-                   c.environment, c.outcome, c.countable, c.ad_network_id, c.app, c.app_name, c.source_identifier, c.campaign, c.ad_group, c.creative,
-                   c.conversion_type, c.conversion_class, c.conversion_window, c.did_win, c.redownload, c.interaction, c.fidelity_type,
-                   c.publisher_item_id, c.source_domain, c.conversion_value_unsigned, c.coarse_value_unsigned, c.country_code_unsigned,
-                   c.revenue_min_micros, c.revenue_max_micros, c.currency, \(nameColumns.joined(separator: ", ")),
-                   coalesce(sm.campaign_id, c.campaign) AS campaign_id, coalesce(sm.ad_group_id, c.ad_group) AS ad_group_id,
-                   coalesce(sm.creative_id, c.creative) AS creative_id
-            FROM conversions c\(ReportQuery.Dimension.joins(names, columns))
-            WHERE c.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))
-            """
+        let sql = Self.sql(ids: ids.count, withCost: withCost, db.dialect).sql
         var facts: [Int64: DeliveryFacts] = [:]
-        var costs: [CostKey: (micros: Int64, currency: String)?] = [:]
         for row in try db.rows(sql, ids) {
-            var fact = DeliveryFacts.none
-            func text(_ column: String, _ field: DeliveryField) throws {
-                if let value = try row.get(column, as: String?.self) { fact[field] = .string(value) }
-            }
-            func integer(_ column: String, _ field: DeliveryField) throws {
-                if let value = try row.get(column, as: Int64?.self) { fact[field] = .number(String(value)) }
-            }
-            func flag(_ column: String, _ field: DeliveryField) throws {
-                if let value = try row.get(column, as: Int64?.self) { fact[field] = .bool(value != 0) }
-            }
-            try text("dedup_key", .dedupKey)
-            try text("postback_identifier", .postbackIdentifier)
-            let receivedAt = try row.get("received_at", as: String.self)
-            fact[.receivedAt] = .string(receivedAt)
-            if let moment = Timestamp.parse(receivedAt) {
-                let milliseconds = Int64((moment.timeIntervalSince1970 * 1000).rounded())
-                fact[.receivedAtUnix] = .number(String(milliseconds / 1000))
-                fact[.receivedAtUnixMilliseconds] = .number(String(milliseconds))
-            }
-            let zone = TimeZone(identifier: try row.get("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
-            var installDay: String?
-            if let estimated = try row.get("estimated_install_at", as: String?.self) {
-                fact[.estimatedInstallAt] = .string(estimated)
-                installDay = Timestamp.parse(estimated).map { Self.day($0, in: zone) }
-                fact[.installDay] = installDay.map { .string($0) }
-            }
-            for (column, field) in [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
-                                    ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
-                                    ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
-                                    ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
-                                    ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
-                                    ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
-                                    ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
-                                    ("creative_id", .creativeID)] {
-                try text(column, field)
-            }
-            for (column, field) in [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
-                                    ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)] {
-                try integer(column, field)
-            }
-            try flag("did_win", .didWin)
-            try flag("countable", .countable)
-            try flag("redownload", .redownload)
-            if let interaction = try row.get("interaction", as: String?.self) { fact[.viewThrough] = .bool(interaction == "view") }
-            if let minimum = try row.get("revenue_min_micros", as: Int64?.self), let maximum = try row.get("revenue_max_micros", as: Int64?.self) {
-                fact[.revenueMin] = .number(Money.decimal(micros: minimum))
-                fact[.revenueMax] = .number(Money.decimal(micros: maximum))
-                fact[.revenueMid] = .number(Money.decimal(halfOfMicros: minimum + maximum))
-            }
-            let id = try row.get("id", as: Int64.self)
-            if withCost, let installDay, let app = try row.get("app", as: Int64?.self), let network = try row.get("ad_network_id", as: String?.self),
-               try row.get("conversion_class", as: String?.self) == "install", try row.get("did_win", as: Int64.self) == 1,
-               try row.get("conversion_window", as: Int64.self) == 0 {
-                let key = CostKey(day: installDay, app: app, adNetwork: network, campaign: try row.get("campaign", as: String?.self) ?? "")
-                if costs[key] == nil { costs[key] = .some(try Self.costPerInstall(db, key)) }
-                if let cost = costs[key] ?? nil {
-                    fact[.costPerInstall] = .number(Money.decimal(micros: cost.micros))
-                    fact[.costCurrency] = .string(cost.currency)
-                }
-            }
+            let (id, fact) = try Self.fact(row)
             facts[id] = fact
         }
         return facts
     }
 
-    /// A campaign on one day, as spend is imported.
-    struct CostKey: Hashable {
-        let day: String
-        let app: Int64
-        let adNetwork: String
-        let campaign: String
+    /// The same facts in one statement on a connection of its own, outside any transaction: what a claim's deliveries
+    /// read after the claim commits, without a transaction's round trips.
+    static func facts(_ engine: any DatabaseEngine, ids: [Int64], withCost: Bool) async throws -> [Int64: DeliveryFacts] {
+        guard !ids.isEmpty else { return [:] }
+        let (sql, columns) = Self.sql(ids: ids.count, withCost: withCost, engine.dialect)
+        return try await engine.readRows(sql, ids, into: [Int64: DeliveryFacts]()) { facts, cells in
+            let (id, fact) = try Self.fact(SQLRow(columns: columns, values: cells.values))
+            facts[id] = fact
+        }
     }
 
-    /// The campaign's spend that day over its claimed installs that day, in whole millionths, from the import in force;
-    /// nil without both, or when the day's spend is in more than one currency.
-    static func costPerInstall(_ db: any SQLSession, _ key: CostKey) throws -> (micros: Int64, currency: String)? {
-        let rows = try db.rows("""
-            SELECT sum(s.spend_micros) AS spend, sum(s.claimed_installs) AS claimed, s.currency
-            FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id
-            WHERE s.day = ? AND s.app = ? AND s.ad_network_id = ? AND s.campaign = ? AND s.spend_micros IS NOT NULL
-            GROUP BY s.currency
-            """, [key.day, key.app, key.adNetwork, key.campaign])
-        guard rows.count == 1, let row = rows.first, let spend = try row.get("spend", as: Int64?.self),
-              let claimed = try row.get("claimed", as: Int64?.self), claimed > 0, let currency = try row.get("currency", as: String?.self) else { return nil }
-        return ((spend + claimed / 2) / claimed, currency)
+    /// The query over the `conversions` view with the names in force (as reports find them) and, with `withCost`, the
+    /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order.
+    static func sql(ids: Int, withCost: Bool, _ dialect: SQLDialect) -> (sql: String, columns: [String]) {
+        let columns = ReportColumns.rows
+        let names: [ReportQuery.Dimension] = [.adNetworkName, .campaignName, .adGroupName, .creativeName]
+        var selected: [(expression: String, name: String)] = [
+            "id", "dedup_key", "postback_identifier", "received_at", "estimated_install_at", "time_zone", "protocol", "version", "environment",
+            "outcome", "countable", "ad_network_id", "app", "app_name", "source_identifier", "campaign", "ad_group", "creative", "conversion_type",
+            "conversion_class", "conversion_window", "did_win", "redownload", "interaction", "fidelity_type", "publisher_item_id", "source_domain",
+            "conversion_value_unsigned", "coarse_value_unsigned", "country_code_unsigned", "revenue_min_micros", "revenue_max_micros", "currency",
+        ].map { ("c.\($0)", $0) }
+        selected += names.compactMap { dimension in dimension.expression(columns, dialect).map { ($0, dimension.rawValue) } }
+        selected += [("coalesce(sm.campaign_id, c.campaign)", "campaign_id"), ("coalesce(sm.ad_group_id, c.ad_group)", "ad_group_id"),
+                     ("coalesce(sm.creative_id, c.creative)", "creative_id")]
+        if withCost { selected.append((costSQL(dialect), "cost")) }
+        let sql = """
+            SELECT \(selected.map { "\($0.expression) AS \($0.name)" }.joined(separator: ", "))
+            FROM conversions c\(ReportQuery.Dimension.joins(names, columns))
+            WHERE c.id IN (\(Array(repeating: "?", count: ids).joined(separator: ", ")))
+            """
+        return (sql, selected.map(\.name))
+    }
+
+    /// A winning first-window install's cost: its campaign's (as performance names it: the dated mapping's id, else the
+    /// digits) spend on its install day (in the app's zone, as
+    /// `cohorts_daily` counts it) over the installs the network claims that day, in whole millionths, from the import in
+    /// force, as `<micros>:<currency>`; null without both, or when the day's spend is in more than one currency.
+    static func costSQL(_ dialect: SQLDialect) -> String {
+        let day = dialect == .postgres
+            ? "to_char(c.estimated_install_at::timestamptz AT TIME ZONE c.time_zone, 'YYYY-MM-DD')"
+            : "CASE WHEN c.time_zone = 'UTC' THEN substr(c.estimated_install_at, 1, 10) ELSE date(c.estimated_install_at, coalesce((SELECT o.offset_seconds "
+              + "FROM time_zone_offsets o WHERE o.time_zone = c.time_zone AND o.valid_from <= c.estimated_install_at ORDER BY o.valid_from DESC LIMIT 1), 0) || ' seconds') END"
+        // Half a claimed install rounds the millionths half up, as whole numbers on both engines.
+        let micros = dialect == .postgres
+            ? "CAST(div(sum(s.spend_micros) + div(sum(s.claimed_installs), 2), sum(s.claimed_installs)) AS BIGINT)"
+            : "(sum(s.spend_micros) + sum(s.claimed_installs) / 2) / sum(s.claimed_installs)"
+        return """
+            CASE WHEN c.conversion_class = 'install' AND c.did_win = 1 AND c.conversion_window = 0 AND c.estimated_install_at IS NOT NULL THEN (
+                SELECT CAST(\(micros) AS TEXT) || ':' || min(s.currency)
+                FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id
+                WHERE s.day = \(day) AND s.app = c.app AND s.ad_network_id = c.ad_network_id AND s.campaign = coalesce(sm.campaign_id, c.campaign, '') AND s.spend_micros IS NOT NULL
+                HAVING count(DISTINCT s.currency) = 1 AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0) END
+            """
+    }
+
+    /// One row's postback id and facts.
+    static func fact(_ row: SQLRow) throws -> (Int64, DeliveryFacts) {
+        var fact = DeliveryFacts.none
+        func text(_ column: String, _ field: DeliveryField) throws {
+            if let value = try row.get(column, as: String?.self) { fact[field] = .string(value) }
+        }
+        func integer(_ column: String, _ field: DeliveryField) throws {
+            if let value = try row.get(column, as: Int64?.self) { fact[field] = .number(String(value)) }
+        }
+        func flag(_ column: String, _ field: DeliveryField) throws {
+            if let value = try row.get(column, as: Int64?.self) { fact[field] = .bool(value != 0) }
+        }
+        try text("dedup_key", .dedupKey)
+        try text("postback_identifier", .postbackIdentifier)
+        let receivedAt = try row.get("received_at", as: String.self)
+        fact[.receivedAt] = .string(receivedAt)
+        if let moment = Timestamp.parse(receivedAt) {
+            let milliseconds = Int64((moment.timeIntervalSince1970 * 1000).rounded())
+            fact[.receivedAtUnix] = .number(String(milliseconds / 1000))
+            fact[.receivedAtUnixMilliseconds] = .number(String(milliseconds))
+        }
+        let zone = TimeZone(identifier: try row.get("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
+        if let estimated = try row.get("estimated_install_at", as: String?.self) {
+            fact[.estimatedInstallAt] = .string(estimated)
+            fact[.installDay] = Timestamp.parse(estimated).map { .string(Self.day($0, in: zone)) }
+        }
+        for (column, field) in [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
+                                ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
+                                ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
+                                ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
+                                ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
+                                ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
+                                ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
+                                ("creative_id", .creativeID)] {
+            try text(column, field)
+        }
+        for (column, field) in [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
+                                ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)] {
+            try integer(column, field)
+        }
+        try flag("did_win", .didWin)
+        try flag("countable", .countable)
+        try flag("redownload", .redownload)
+        if let interaction = try row.get("interaction", as: String?.self) { fact[.viewThrough] = .bool(interaction == "view") }
+        if let minimum = try row.get("revenue_min_micros", as: Int64?.self), let maximum = try row.get("revenue_max_micros", as: Int64?.self) {
+            fact[.revenueMin] = .number(Money.decimal(micros: minimum))
+            fact[.revenueMax] = .number(Money.decimal(micros: maximum))
+            fact[.revenueMid] = .number(Money.decimal(halfOfMicros: minimum + maximum))
+        }
+        if row.columns.contains("cost"), let cost = try row.get("cost", as: String?.self) {
+            let parts = cost.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, let micros = Int64(parts[0]) {
+                fact[.costPerInstall] = .number(Money.decimal(micros: micros))
+                fact[.costCurrency] = .string(String(parts[1]))
+            }
+        }
+        return (try row.get("id", as: Int64.self), fact)
     }
 
     /// `moment`'s day in `zone`, `YYYY-MM-DD`.

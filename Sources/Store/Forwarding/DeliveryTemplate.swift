@@ -141,6 +141,9 @@ public struct DeliveryTemplate: Sendable, Equatable {
     /// Whether the body needs the postback's facts (any field, beyond Apple's body).
     public var needsFacts: Bool { !fields.isEmpty }
 
+    /// Whether the body sends the install's cost, which reads the spend in force.
+    public var usesCost: Bool { fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency } }
+
     /// The body for one postback: `original` gives `appleBody` unchanged (with the test marker added to a test);
     /// otherwise Apple's members as received (when `apple_fields`), then each key whose fact the postback has.
     public func render(appleBody: [UInt8], facts: DeliveryFacts, test: Bool = false) -> [UInt8] {

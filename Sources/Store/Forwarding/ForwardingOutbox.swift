@@ -274,9 +274,8 @@ public struct ForwardingOutbox: Sendable {
     public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
-        // The bodies of an enriched template are made after the claim commits, in a read of their own: inside the claim
-        // they would hold the rule's row lock (PostgreSQL) or the writer (SQLite) through the facts query, which
-        // measured slower on PostgreSQL (scripts/bench-forward: 1.38 of original against 1.19).
+        // The bodies of an enriched template are made after the claim commits, from one statement of their own: inside
+        // the claim they would hold the rule's row lock (PostgreSQL) or the writer (SQLite) through the facts query.
         let (entries, template) = try await engine.write { db -> ([ClaimedEntry], String) in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
             guard let rule = try db.row("""
@@ -321,7 +320,7 @@ public struct ForwardingOutbox: Sendable {
         }
         guard template != DeliveryTemplate.original else { return entries.map(\.delivery) }
         do {
-            return try await engine.read { db in try Self.render(db, entries, template: template, test: false) }
+            return try await render(entries, template: template)
         } catch {
             // The claim is given back at once, so the entries are not held until it lapses.
             _ = try? await engine.write { db in
@@ -345,19 +344,31 @@ public struct ForwardingOutbox: Sendable {
         return PartnerHeader(stored: name, value: try row.get("value", as: String.self))
     }
 
-    /// The deliveries with their bodies made by `template`, in the caller's session: `original` sends Apple's body as
-    /// stored and reads nothing more; another template reads the postbacks' facts in one query (and the spend, when it
-    /// sends cost). A rule names only templates that exist (removing one that rules name is refused).
+    /// The claimed deliveries with their bodies made by the template `name`: a shipped template is at hand, a network's
+    /// is read (its parse is cached per revision); the postbacks' facts, cost included, are one statement outside any
+    /// transaction (``DeliveryFactsReader/facts(_:ids:withCost:)-(DatabaseEngine,_,_)``).
+    func render(_ entries: [ClaimedEntry], template name: String) async throws -> [ForwardDelivery] {
+        var template = DeliveryTemplateStore.shipped.first { $0.name == name }
+        if template == nil { template = try await engine.read { db in try DeliveryTemplateStore.load(db, name: name) } }
+        let chosen = template ?? DeliveryTemplate.originalTemplate
+        let facts = chosen.needsFacts
+            ? try await DeliveryFactsReader.facts(engine, ids: entries.map(\.delivery.postbackID), withCost: chosen.usesCost) : [:]
+        return Self.made(entries, template: chosen, facts: facts, test: false)
+    }
+
+    /// The deliveries with their bodies made by `template`, in the caller's session, as ``render(_:template:)`` makes
+    /// them; for test deliveries, which `original` marks too. A rule names only templates that exist (removing one that
+    /// rules name is refused).
     static func render(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String, test: Bool) throws -> [ForwardDelivery] {
         guard !entries.isEmpty else { return [] }
-        if name == DeliveryTemplate.original, !test { return entries.map(\.delivery) }
         let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
-        var facts: [Int64: DeliveryFacts] = [:]
-        if template.needsFacts {
-            let usesCost = template.fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency }
-            facts = try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: usesCost)
-        }
-        return entries.map { entry in
+        let facts = template.needsFacts ? try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: template.usesCost) : [:]
+        return made(entries, template: template, facts: facts, test: test)
+    }
+
+    /// `entries` with their bodies made by `template` from `facts` and where each came from.
+    static func made(_ entries: [ClaimedEntry], template: DeliveryTemplate, facts: [Int64: DeliveryFacts], test: Bool) -> [ForwardDelivery] {
+        entries.map { entry in
             var fact = facts[entry.delivery.postbackID] ?? .none
             fact[.remoteAddress] = entry.remoteAddress.map { .string($0) }
             return entry.delivery.with(body: template.render(appleBody: entry.delivery.body, facts: fact, test: test))

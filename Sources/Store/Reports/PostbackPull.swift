@@ -62,7 +62,7 @@ public struct PostbackPull: Sendable {
             """, arguments)
         let ids = try rows.map { try $0.get("id", as: Int64.self) }
         let facts = template.needsFacts
-            ? try DeliveryFactsReader.facts(db, ids: ids, withCost: template.fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency })
+            ? try DeliveryFactsReader.facts(db, ids: ids, withCost: template.usesCost)
             : [:]
         let columns = format == .csv ? Self.columns(template) : []
         var bytes: [UInt8] = []

@@ -19,14 +19,26 @@ struct PerformanceGroup: Sendable {
     private var clicks: Int64?
     /// Revenue by currency, in millionths: install postbacks' low and high ends of windows 0, 1 and 2, then
     /// re-engagement postbacks' low and high ends, every window.
-    private var revenue: [String: [Decimal]] = [:]
+    private(set) var revenue: [String: [Decimal]] = [:]
     /// Spend by currency, in millionths.
-    private var spend: [String: Decimal] = [:]
+    private(set) var spend: [String: Decimal] = [:]
     /// The currencies amounts came in, before any conversion.
-    private var sourceCurrencies = Set<String>()
+    private(set) var sourceCurrencies = Set<String>()
     /// Rates used, and amounts no rate converted.
-    private var ratesUsed = Set<String>()
-    private var unconverted = Set<String>()
+    private(set) var ratesUsed = Set<String>()
+    private(set) var unconverted = Set<String>()
+    /// The first and last report day the group's rows fell on (`YYYY-MM-DD` in the report's zone).
+    private(set) var firstDay: String?
+    private(set) var lastDay: String?
+
+    /// Notes that a row of the group fell on `day`.
+    mutating func saw(day: String) {
+        if firstDay.map({ day < $0 }) ?? true { firstDay = day }
+        if lastDay.map({ day > $0 }) ?? true { lastDay = day }
+    }
+
+    /// Verified installs so far.
+    var installs: Int64 { counts[0] }
 
     mutating func add(counts more: [Int64]) {
         for index in counts.indices { counts[index] += more[index] }
@@ -68,8 +80,8 @@ struct PerformanceGroup: Sendable {
         return (rate, target)
     }
 
-    /// The row's cells: `currency`, then ``PerformanceMetric`` in order.
-    func cells(target: String?) -> [JSONValue] {
+    /// The row's cells: `currency`, then ``PerformanceMetric`` in order, with each window's `maturity`.
+    func cells(target: String?, maturity: [WindowMaturity]) -> [JSONValue] {
         let installs = counts[0]
         let currencies = Set(revenue.keys).union(spend.keys)
         var notes: [String] = []
@@ -119,6 +131,8 @@ struct PerformanceGroup: Sendable {
             .currencies: sourceCurrencies.isEmpty ? .null : .string(sourceCurrencies.sorted().joined(separator: ",")),
             .ratesUsed: ratesUsed.isEmpty ? .null : .string(RatesUsed.summary(ratesUsed)),
             .note: notes.isEmpty ? .null : .string(notes.joined(separator: "; ")),
+            .window0Maturity: .string(maturity[0].rawValue), .window1Maturity: .string(maturity[1].rawValue),
+            .window2Maturity: .string(maturity[2].rawValue),
         ]
         return [currency.map { .string($0) } ?? .null] + PerformanceMetric.allCases.map { cells[$0] ?? .null }
     }

@@ -45,6 +45,9 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case currencies
     case ratesUsed = "rates_used"
     case note
+    case window0Maturity = "window_0_maturity"
+    case window1Maturity = "window_1_maturity"
+    case window2Maturity = "window_2_maturity"
 
     /// What the metric is, in words an analyst uses.
     /// The decimals a table shows (amounts and returns in cents, shares to a tenth of a percent); nil for counts and
@@ -104,6 +107,9 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .currencies: "The currencies the row's revenue and spend are in before any conversion, comma-separated."
         case .ratesUsed: "The exchange rates the row's amounts were converted with, by pair and day, such as EUR>USD 1.0842 (2026-11-20); a pair with more than three shows its first and last and how many; empty without a reporting currency."
         case .note: "Why a figure is empty: amounts in several currencies without a reporting currency, or an amount without an exchange rate."
+        case .window0Maturity: "Whether window 0 postbacks (days 0-2 after install) can still land on the row's days: not_due (none can have arrived yet), in_flight (some may have arrived and more may come), or closed (its figures are final)."
+        case .window1Maturity: "The same for window 1 (days 3-7)."
+        case .window2Maturity: "The same for window 2 (days 8-35)."
         }
     }
 

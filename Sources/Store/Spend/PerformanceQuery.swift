@@ -45,6 +45,8 @@ public struct PerformanceQuery: Sendable, Equatable {
     /// its own currency.
     public var currency: String?
     public var basis = Basis.install
+    /// The time the windows' maturity is judged at; nil: when the report is made.
+    public var asOf: Date?
 
     public init() {}
 

@@ -43,10 +43,40 @@ public struct PerformanceReader: Sendable {
         if let after { ordered.removeAll { !Self.precedes(after, $0.cells) } }
         ordered.sort { Self.precedes($0.cells, $1.cells) }
         let shown = min(limit ?? ordered.count, ordered.count)
-        let rows = ordered[..<shown].map { $0.cells + $0.group.cells(target: query.currency) }
+        let now = query.asOf ?? Date()
+        let rows = ordered[..<shown].map { row in
+            let span = Self.span(query, firstDay: row.group.firstDay, now: now)
+            let maturity = (0...2).map {
+                WindowMaturity.of(window: $0, firstDayStart: span.start, lastDayEnd: span.end, now: now, installBasis: query.basis == .install)
+            }
+            return row.cells + row.group.cells(target: query.currency, maturity: maturity)
+        }
         let table = ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + PerformanceMetric.allCases.map(\.rawValue), rows: rows,
                                 timeZone: query.timeZone.identifier)
         return Page(table: table, next: shown > 0 && shown < ordered.count ? ordered[shown - 1].cells : nil)
+    }
+
+    /// The instants a row's days begin and end (docs/metrics.md, "Maturity"): its day, its week within the report's
+    /// period, else the period: from `from` (or the row's first day) to `to` (or the end of today), in the report's zone.
+    static func span(_ query: PerformanceQuery, firstDay: String?, now: Date) -> (start: Date, end: Date) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = query.timeZone.zone
+        func start(_ day: String) -> Date? {
+            let parts = day.split(separator: "-").compactMap { Int($0) }
+            guard parts.count == 3 else { return nil }
+            return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))
+        }
+        func adding(_ days: Int, to date: Date) -> Date { calendar.date(byAdding: .day, value: days, to: date) ?? date }
+        let today = start(query.day(now)) ?? now
+        let first = firstDay.flatMap(start) ?? today
+        let periodStart = query.from.flatMap { start(query.day($0)) }, periodEnd = query.to.flatMap { start(query.day($0)) }
+        if query.groupBy.contains(.day) { return (first, adding(1, to: first)) }
+        if query.groupBy.contains(.week) {
+            // Calendar weekdays count from Sunday (1); ISO weeks start on Monday.
+            let monday = adding(-((calendar.component(.weekday, from: first) + 5) % 7), to: first)
+            return (max(monday, periodStart ?? monday), min(adding(7, to: monday), periodEnd ?? .distantFuture))
+        }
+        return (periodStart ?? first, periodEnd ?? adding(1, to: today))
     }
 
     /// Every group of `query` by its key (``GroupSums``), added up from the three reads as each row is read.
@@ -66,6 +96,7 @@ public struct PerformanceReader: Sendable {
             let counts = try PerformanceGroup.countColumns.indices.map { try row.get(at: countsStart + $0, as: Int64.self) }
             let revenue = try (0..<PerformanceGroup.revenueColumns).map { try row.get(at: revenueStart + $0, as: Int64.self) }
             try sums.add(row.values) { group in
+                group.saw(day: rateDay)
                 group.add(counts: counts)
                 guard !currency.isEmpty, revenue.contains(where: { $0 != 0 }) else { return }
                 group.addRevenue(revenue, currency: currency, day: rateDay, converter: converter)
@@ -78,6 +109,7 @@ public struct PerformanceReader: Sendable {
             let currency = try row.get(at: day + 1, as: String?.self)
             let rateDay = try row.get(at: day, as: String.self)
             try sums.add(row.values) { group in
+                group.saw(day: rateDay)
                 group.addClaims(installs: try? row.get(at: day + 3, as: Int64?.self), reEngagements: try? row.get(at: day + 4, as: Int64?.self),
                                 impressions: try? row.get(at: day + 5, as: Int64?.self), clicks: try? row.get(at: day + 6, as: Int64?.self))
                 if let currency, let micros = try? row.get(at: day + 2, as: Int64?.self) {
@@ -90,7 +122,11 @@ public struct PerformanceReader: Sendable {
             // rate_day, forged.
             let row = SQLRow(columns: [], values: cells.values)
             let count = try row.get(at: day + 1, as: Int64.self)
-            try sums.add(row.values) { $0.forged += count }
+            let rateDay = try row.get(at: day, as: String.self)
+            try sums.add(row.values) { group in
+                group.saw(day: rateDay)
+                group.forged += count
+            }
         }
         return sums.groups
     }
@@ -266,24 +302,5 @@ public struct PerformanceReader: Sendable {
         let head: String = "SELECT \(columns), count(*) AS forged FROM \(source) f LEFT JOIN apps ap ON ap.app = f.app"
         let sql: String = head + joins(query, adNetwork: "f.ad_network_id") + filter + " " + grouped(selected)
         return (sql, arguments)
-    }
-}
-
-extension SQLCells {
-    /// The row's cells as values: a row of the performance report's grouped reads is a few dozen numbers and short
-    /// texts, made into values one row at a time.
-    fileprivate var values: [SQLValue] {
-        var values: [SQLValue] = []
-        values.reserveCapacity(count)
-        forEachCell { cell in
-            switch cell {
-            case .null: values.append(.null)
-            case .integer(let integer): values.append(.integer(integer))
-            case .real(let real): values.append(.real(real))
-            case .text(let text): values.append(.text(String(decoding: text, as: UTF8.self)))
-            case .blob(let blob): values.append(.blob([UInt8](blob)))
-            }
-        }
-        return values
     }
 }

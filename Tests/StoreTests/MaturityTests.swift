@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import JWS
+import Postback
+import PostbackMint
+@testable import Store
+import TestSupport
+
+/// Maturity (issue 49, finding 4 and deliverable 3): a window the performance report calls closed for a row's days is
+/// final, proven by storing the postbacks that arrived before a moment, reading the report as of then, storing the rest
+/// and reading it again; one it calls not due holds nothing yet. On both engines, in a zone that is not UTC.
+@Suite struct MaturityTests {
+    static let key = try! ECPrivateKey.generate()
+    let verifier = PostbackVerifier(keyRing: try! KeyRing([
+        KeyEntry(keyID: "net/0", key: key.publicKey, environment: .production, usages: [.aak, .skan], origin: "test"),
+    ]))
+    static let app: AppID = 10738027756
+    static let start = Timestamp.parse("2026-09-01T00:00:00Z")!
+    static let schema = Array(#"""
+        {"format": "countersign.conversion-schema/1", "app": "10738027756", "currency": "USD", "versions": [{"version": 1, "effective-from": "2020-01-01T00:00:00Z",
+         "install": {"windows": {"0": {"fine": {"values": [{"range": [0, 63], "events": [{"name": "purchase", "revenue": {"min": 1, "max": 3}}]}]},
+                                       "coarse": {"low": {"events": []}, "medium": {"events": [{"name": "purchase", "revenue": {"min": 2, "max": 4}}]}, "high": {"events": []}}}}}}]}
+        """#.utf8)
+
+    /// Postbacks arriving over 60 days, a third in each window, in a fixed pseudo-random order.
+    func intakes() throws -> [Intake] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return try (0..<1200).map { index in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let arrival = Self.start.addingTimeInterval(Double((state >> 11) % UInt64(60 * 86_400)))
+            var fields = AAKPostbackFields(postbackID: Mint.uuid("maturity-\(index)"))
+            fields.advertisedItemID = Self.app.number
+            fields.postbackSequenceIndex = index % 3
+            if index % 3 == 0 { fields.conversionValue = index % 64 } else { fields.coarseConversionValue = "medium" }
+            let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
+            let result = verifier.verify(body)
+            return Intake(receivedAt: arrival, remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))
+        }
+    }
+
+    /// The report's cells by their first cell (the day or the network) and column.
+    func cells(_ table: ReportTable) -> [String: [String: JSONValue]] {
+        var rows: [String: [String: JSONValue]] = [:]
+        for row in table.rows {
+            let key: String = switch row[0] { case .string(let text): text; case .number(let literal): literal; default: "" }
+            rows[key] = Dictionary(uniqueKeysWithValues: zip(table.columns, row))
+        }
+        return rows
+    }
+
+    @Test(arguments: TestEngine.allCases) func aClosedWindowIsFinalAndOneNotDueHoldsNothing(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        guard case .stored = try await store.schemas.put(app: Self.app, document: Self.schema) else { Issue.record("schema refused"); return }
+        let moment = Self.start.addingTimeInterval(45 * 86_400 + 20 * 3600)
+        let all = try intakes()
+        let before = all.filter { $0.receivedAt < moment }, after = all.filter { $0.receivedAt >= moment }
+        #expect(!before.isEmpty && !after.isEmpty)
+        _ = try store.ledger.persist(before)
+        var query = try PerformanceQuery.parse([("by", "day"), ("tz", "Europe/Berlin")])
+        query.asOf = moment
+        let then = cells(try await store.performance.report(query))
+        _ = try store.ledger.persist(after)
+        query.asOf = moment.addingTimeInterval(400 * 86_400)
+        let final = cells(try await store.performance.report(query))
+        #expect(final.values.allSatisfy { row in (0...2).allSatisfy { row["window_\($0)_maturity"] == .string("closed") } })
+        let figures = ["installs", "revenue_mid_window_0", "revenue_mid_window_1", "revenue_mid_window_2"]
+        var seen: [String: Int] = [:]
+        for (day, row) in then {
+            for window in 0...2 {
+                guard case .string(let maturity) = row["window_\(window)_maturity"] else { Issue.record("no maturity on \(day)"); continue }
+                seen["\(window) \(maturity)", default: 0] += 1
+                let own = window == 0 ? [figures[0], figures[1]] : [figures[window + 1]]
+                switch maturity {
+                case "closed":
+                    for figure in own { #expect(row[figure] == final[day]?[figure], "\(day) window \(window) \(figure) changed after it closed") }
+                case "not_due":
+                    for figure in own { #expect([JSONValue.number("0"), .number("0.00"), .null].contains(row[figure]), "\(day) window \(window) \(figure) before it was due") }
+                default: #expect(maturity == "in_flight")
+                }
+            }
+        }
+        // Every state was met in every window, so the checks above were not vacuous.
+        for window in 0...2 { for state in ["closed", "in_flight"] { #expect(seen["\(window) \(state)", default: 0] > 0, "\(window) \(state): \(seen)") } }
+        #expect(seen["1 not_due", default: 0] + seen["2 not_due", default: 0] > 0, "\(seen)")
+
+        // A report over a period is judged by its days: here window 0 has closed on all of them, window 1 is arriving
+        // and window 2 not yet due.
+        var period = try PerformanceQuery.parse([("by", "ad_network"), ("from", "2026-10-01"), ("to", "2026-10-11"), ("tz", "Europe/Berlin")])
+        period.asOf = moment
+        let row = try #require(cells(try await store.performance.report(period)).values.first)
+        #expect([row["window_0_maturity"], row["window_1_maturity"], row["window_2_maturity"]] == [.string("closed"), .string("in_flight"), .string("not_due")])
+        // On the arrival basis a day is closed once it ends.
+        var arrival = try PerformanceQuery.parse([("by", "day"), ("basis", "arrival"), ("from", "2026-10-14"), ("to", "2026-10-17")])
+        arrival.asOf = Timestamp.parse("2026-10-15T12:00:00Z")
+        let days = cells(try await store.performance.report(arrival))
+        #expect(days["2026-10-14"]?["window_2_maturity"] == .string("closed") && days["2026-10-15"]?["window_0_maturity"] == .string("in_flight"))
+    }
+}
