@@ -215,21 +215,26 @@ private struct Reader {
                 let required: Set<String> = ["source-identifier", "start-date", "campaign-id"]
                 guard let entry = object(item, itemPath, allowed: required.union(Self.mappingKeys.keys), required: required),
                       required.allSatisfy({ entry[$0] != nil }) else { continue }
-                var mapping = SourceMapping(sourceIdentifier: string(entry["source-identifier"], itemPath + ".source-identifier") ?? "",
-                                            validFrom: string(entry["start-date"], itemPath + ".start-date") ?? "",
-                                            campaignID: string(entry["campaign-id"], itemPath + ".campaign-id") ?? "", line: index + 1)
-                for (key, path) in Self.mappingKeys { mapping[keyPath: path] = string(entry[key], "\(itemPath).\(key)") }
+                // Values are compared as a file's trimmed cells are.
+                func value(_ key: String) -> String? { string(entry[key], "\(itemPath).\(key)")?.trimmingCharacters(in: .whitespaces) }
+                var mapping = SourceMapping(sourceIdentifier: value("source-identifier") ?? "", validFrom: value("start-date") ?? "",
+                                            campaignID: value("campaign-id") ?? "", line: index + 1)
+                for (key, path) in Self.mappingKeys { mapping[keyPath: path] = value(key) }
                 mapping.publisher = mapping.publisher?.lowercased()
                 do {
                     try mapping.check()
                     list.append(mapping)
                 } catch {
-                    self.error(itemPath, error.message)
+                    // The file's column names, said as this document's keys.
+                    let keys = [("SKCampaignId", "source-identifier"), ("Start Date", "start-date"), ("End Date", "end-date"), ("Campaign ID", "campaign-id"),
+                                ("Campaign Name", "campaign-name"), ("Ad Group ID", "ad-group-id"), ("Ad Group Name", "ad-group-name"),
+                                ("Creative ID", "creative-id"), ("Creative Name", "creative-name"), ("Publisher ID", "publisher-id"), ("Country", "country")]
+                    self.error(itemPath, keys.reduce(error.message) { $0.replacingOccurrences(of: $1.0, with: $1.1) })
                 }
             }
             guard list.count == items.count else { continue }
             do {
-                try SourceMapping.checkOverlaps(list, entry: "entry")
+                try SourceMapping.checkOverlaps(list) { "\(networkPath)[\($0.line - 1)]" }
             } catch {
                 self.error(error.line > 0 ? "\(networkPath)[\(error.line - 1)]" : networkPath, error.message)
             }

@@ -132,6 +132,10 @@ public struct SourceMapping: Sendable, Equatable {
         if let country, !(country.count == 2 && country.allSatisfy({ $0.isASCII && $0.isUppercase })) {
             throw Problem(line: line, message: "Country must be a two-letter ISO 3166 code in capitals, such as US")
         }
+        // A campaign id meets spend files' campaign column and the reports' campaign filter, which take 64 characters.
+        guard (1...64).contains(campaignID.unicodeScalars.count) else {
+            throw Problem(line: line, message: "Campaign ID must be 1 to 64 characters, as spend files name campaigns")
+        }
         for (name, value) in [("Campaign ID", Optional(campaignID)), ("Campaign Name", campaignName), ("Ad Group ID", adGroupID),
                               ("Ad Group Name", adGroupName), ("Creative ID", creativeID), ("Creative Name", creativeName), ("Publisher ID", publisher)] {
             guard let value else { continue }
@@ -148,17 +152,17 @@ public struct SourceMapping: Sendable, Equatable {
     }
 
     /// Refuses two mappings of the same identifier, country and publisher whose days overlap, naming both and where;
-    /// `entry` is the word for a mapping's place (`line` in a file, `entry` in a list, counted from 1).
-    public static func checkOverlaps(_ mappings: [SourceMapping], entry: String = "line") throws(Problem) {
+    /// `place` names where a mapping was given (its line in a file, its index in a schema's list).
+    public static func checkOverlaps(_ mappings: [SourceMapping], place: (SourceMapping) -> String = { "line \($0.line)" }) throws(Problem) {
         struct Scope: Hashable { let source: String, country: String?, publisher: String? }
         let grouped = Dictionary(grouping: mappings) { Scope(source: $0.sourceIdentifier, country: $0.country, publisher: $0.publisher) }
         for (scope, group) in grouped.sorted(by: { $0.key.source < $1.key.source }) {
             let ordered = group.sorted { ($0.validFrom, $0.line) < ($1.validFrom, $1.line) }
             for (earlier, later) in zip(ordered, ordered.dropFirst()) where earlier.validTo.map({ $0 >= later.validFrom }) ?? true {
-                let place = [scope.country.map { "in \($0)" }, scope.publisher.map { "for publisher \($0)" }].compactMap { $0 }.joined(separator: " ")
-                throw Problem(line: later.line, message: "identifier \(scope.source)\(place.isEmpty ? "" : " " + place) means campaign \(earlier.campaignID) "
-                    + "from \(earlier.validFrom) to \(earlier.validTo ?? "no end") (\(entry) \(earlier.line)) and campaign \(later.campaignID) from \(later.validFrom) "
-                    + "(\(entry) \(later.line)); they overlap from \(later.validFrom): end the first before it")
+                let limits = [scope.country.map { "in \($0)" }, scope.publisher.map { "for publisher \($0)" }].compactMap { $0 }.joined(separator: " ")
+                throw Problem(line: later.line, message: "identifier \(scope.source)\(limits.isEmpty ? "" : " " + limits) means campaign \(earlier.campaignID) "
+                    + "from \(earlier.validFrom) to \(earlier.validTo ?? "no end") (\(place(earlier))) and campaign \(later.campaignID) from \(later.validFrom) "
+                    + "(\(place(later))); they overlap from \(later.validFrom): end the first before it")
             }
         }
     }

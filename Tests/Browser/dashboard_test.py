@@ -96,7 +96,8 @@ class Server:
             with open(f"{ROOT}/examples/schemas/{name}.json", "rb") as file:
                 document = file.read()
             app = json.loads(document)["app"]
-            self.api(f"apps/{app}", method="PUT", body=json.dumps({"name": name.title(), "copy_domain": copy_domains.get(name)}).encode(), key=self.admin)
+            zone = {"time_zone": "Europe/Berlin"} if name == "shop" else {}
+            self.api(f"apps/{app}", method="PUT", body=json.dumps({"name": name.title(), "copy_domain": copy_domains.get(name), **zone}).encode(), key=self.admin)
             self.api(f"schemas/{app}", method="PUT", body=document)
         self.api("ad-networks/example.adattributionkit", method="PUT", body=b'{"name": "Example AAK Network"}')
         self.api(f"names/{USD_APP}/example.adattributionkit/campaign/12", method="PUT", body=b'{"name": "Spring sale"}')
@@ -493,7 +494,19 @@ def main():
         answer = server.api(f"postbacks/{urllib.parse.quote(identifier)}")
         browser.open("?page=lookup&id=" + urllib.parse.quote(identifier))
         browser.rendered("lookup")
+        # The zone box names the zone a picked app's days are counted in (issue 49, finding 13).
+        with open(f"{ROOT}/examples/schemas/shop.json", "rb") as file:
+            shop = json.loads(file.read())["app"]
+        browser.open(f"?page=overview&app={shop}")
+        browser.rendered("overview")
+        browser.wait.until(lambda d: d.find_element(By.NAME, "tz").get_attribute("placeholder") == "Europe/Berlin")
+        browser.open("?page=overview")
+        browser.rendered("overview")
+        browser.wait.until(lambda d: d.find_element(By.NAME, "tz").get_attribute("placeholder") == "UTC")
+        browser.open("?page=lookup&id=" + urllib.parse.quote(identifier))
+        browser.rendered("lookup")
         check(not driver.find_element(By.ID, "filters").is_displayed(), "the lookup page shows no filter bar")
+        check(not any("filter" in node.text for node in driver.find_elements(By.CSS_SELECTOR, "#page .empty")), "lookup's empty tables say why, not which filters")
         copies = browser.table("copies-0")
         check(len(copies) == len(answer["postbacks"][0]["copies"]) >= 2, f"every copy is listed: {len(copies)}")
         check(any(row["disposition"] == "replay" and row["unsigned_changes"] for row in copies), "the replay shows its changed unsigned fields")

@@ -92,6 +92,23 @@ import TestSupport
         #expect(unknown.stderr == "countersign: --metrics: profit is not a metric; choose from \(ReportMetric.allCases.map(\.rawValue).joined(separator: ", ")), or all\n")
     }
 
+    /// Issue 49, finding 13: a performance or cohorts table ends with a total row, the same report without dimensions
+    /// (so its eCPI and ROAS are the whole's, not sums of rounded cells); CSV and JSON stay the rows alone.
+    @Test func tablesEndWithATotalRow() async throws {
+        let database = try await Self.trial()
+        let csv = try await countersign(["performance", "--by", "ad_network,campaign", "--metrics", "installs,spend", "--format", "csv", "--database", database])
+        let rows = csv.stdout.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.count > 1 && !rows.contains { $0.first == "total" })
+        let whole = try await countersign(["performance", "--metrics", "installs,spend", "--format", "csv", "--database", database])
+        let wholeRow = try #require(whole.stdout.split(separator: "\r\n").dropFirst().first).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        #expect(Int(wholeRow[1]) == rows.reduce(0) { $0 + (Int($1[3]) ?? 0) }, "the whole report's installs are the rows'")
+        let table = try await countersign(["performance", "--by", "ad_network,campaign", "--metrics", "installs,spend", "--database", database])
+        let last = try #require(table.stdout.split(separator: "\n").last { $0.hasPrefix("total") })
+        #expect(last.split(separator: " ", omittingEmptySubsequences: true).map(String.init).contains(wholeRow[1]), "\(last)")
+        let cohorts = try await countersign(["cohorts", "--by", "ad_network", "--database", database])
+        #expect(cohorts.status == 0 && cohorts.stdout.split(separator: "\n").contains { $0.hasPrefix("total") }, "\(cohorts.stdout)")
+    }
+
     @Test func relativeDatesGiveTheRowsOfTheDatesTheyName() async throws {
         let database = try await Self.trial()
         let today = String(Timestamp.format(Date()).prefix(10))

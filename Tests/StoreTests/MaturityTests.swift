@@ -96,4 +96,58 @@ import TestSupport
         let days = cells(try await store.performance.report(arrival))
         #expect(days["2026-10-14"]?["window_2_maturity"] == .string("closed") && days["2026-10-15"]?["window_0_maturity"] == .string("in_flight"))
     }
+
+    /// The edges of each state: window 0 can first receive SKAdNetwork 3.0 postbacks 36 hours into a day (their estimate
+    /// subtracts 36 hours), and closes 84 hours after the day ends.
+    @Test func eachWindowOpensAtItsEarliestLagAndClosesAtItsLatest() throws {
+        let start = try #require(Timestamp.parse("2026-11-02T00:00:00Z")), end = start.addingTimeInterval(86_400)
+        func state(_ window: Int, after hours: Double) -> WindowMaturity {
+            WindowMaturity.of(window: window, firstDayStart: start, lastDayEnd: end, now: start.addingTimeInterval(hours * 3600), installBasis: true)
+        }
+        #expect([state(0, after: 35.9), state(0, after: 36), state(0, after: 24 + 83.9), state(0, after: 24 + 84)] == [.notDue, .inFlight, .inFlight, .closed])
+        #expect([state(1, after: 251.9), state(1, after: 252), state(1, after: 24 + 252)] == [.notDue, .inFlight, .closed])
+        #expect([state(2, after: 923.9), state(2, after: 924), state(2, after: 24 + 924)] == [.notDue, .inFlight, .closed])
+        #expect(WindowMaturity.of(window: 2, firstDayStart: start, lastDayEnd: end, now: end, installBasis: false) == .closed)
+        #expect(WindowMaturity.of(window: 0, firstDayStart: start, lastDayEnd: end, now: start, installBasis: false) == .inFlight)
+    }
+
+    /// docs/sql.md's closing moments of `cohorts_daily`'s rows are the ends of their days in the app's zone plus the
+    /// lags the report judges by, across both of Berlin's clock changes.
+    @Test(arguments: TestEngine.allCases) func theDocumentedClosingMomentsAreTheReports(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        defer { store.close() }
+        try await store.apps.set(AppRegistry.Entry(app: Self.app, name: "Game", timeZone: "Europe/Berlin"))
+        var intakes: [Intake] = []
+        for base in ["2026-03-30T00:00:00Z", "2026-10-26T00:00:00Z"] {
+            for step in 0..<24 {
+                var fields = AAKPostbackFields(postbackID: Mint.uuid("zone-\(base)-\(step)"))
+                fields.advertisedItemID = Self.app.number
+                let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
+                let result = verifier.verify(body)
+                intakes.append(Intake(receivedAt: try #require(Timestamp.parse(base)).addingTimeInterval(Double(step) * 5 * 3600), remoteAddress: nil,
+                                      route: .aak, body: body, result: result, decision: TrustPolicy().decide(result)))
+            }
+        }
+        _ = try store.ledger.persist(intakes)
+        let document = try String(contentsOf: Checkout.root.appendingPathComponent("docs/sql.md"), encoding: .utf8)
+        let blocks = document.components(separatedBy: "```sql\n").filter { $0.hasPrefix("SELECT install_day, time_zone, ad_network_id") }
+            .compactMap { $0.components(separatedBy: "```").first }
+        let query = try #require(blocks.first { $0.contains(engine == .postgres ? "AT TIME ZONE" : "strftime") })
+        var berlin = Calendar(identifier: .gregorian)
+        berlin.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        let text = ISO8601DateFormatter()
+        let rows = try await store.rows(query, [])
+        #expect(rows.count >= 8)
+        for row in rows {
+            let day = try row.get("install_day", as: String.self)
+            #expect(try row.get("time_zone", as: String.self) == "Europe/Berlin")
+            let parts = day.split(separator: "-").compactMap { Int($0) }
+            let start = try #require(berlin.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])))
+            let end = try #require(berlin.date(byAdding: .day, value: 1, to: start))
+            for window in 0...2 {
+                let expected = text.string(from: end.addingTimeInterval(Double(WindowMaturity.lagHours[window]) * 3600))
+                #expect(try row.get("window_\(window)_closes_at", as: String.self) == expected, "\(day) window \(window)")
+            }
+        }
+    }
 }

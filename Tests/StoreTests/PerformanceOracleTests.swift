@@ -190,10 +190,21 @@ import TestSupport
             "roas_mid_windows_0_1": ratio(sums.map { ($0[0] + $0[1] + $0[2] + $0[3]) / 2 }, spend),
             "modeled_revenue_mid": group.withValue == 0 ? nil : money(middle.map { $0 * Decimal(group.installs) / Decimal(group.withValue) }),
             "null_rate": nullRate(group.installs, group.withValue),
+
             "installs_tier_3": String(group.tiers[3]), "null_rate_tier_1": nullRate(group.tiers[1], group.tiersWithValue[1]),
             "not_counted_unverifiable": String(group.notCountedUnverifiable), "not_counted_development": String(group.notCountedDevelopment),
             "not_counted_policy": String(group.notCountedPolicy), "copies": String(group.copies), "forged": String(group.forged),
-        ]) { $1 }
+        ]) { $1 }.merging(nullsAndThresholds(group)) { $1 }
+    }
+
+    /// Nulls and thresholds (issue 49, deliverable 4): three buckets, and sources mostly at tiers 0 and 1 flagged.
+    static func nullsAndThresholds(_ group: Expected) -> [String: String?] {
+        let low = group.tiers[0] + group.tiers[1]
+        var expected: [String: String?] = ["installs_with_value": String(group.withValue), "installs_without_value": String(group.installs - group.withValue)]
+        expected["claimed_without_postback"] = .some(group.claimed.map { String(max($0 - group.installs, 0)) })
+        expected["low_tier_share"] = .some(group.installs == 0 ? nil : text(Decimal(low) / Decimal(group.installs), 4))
+        expected["privacy_hint"] = .some(group.installs > 0 && low * 2 > group.installs ? "consolidate" : nil)
+        return expected
     }
 
     static func cell(_ value: JSONValue?) -> String? {
@@ -305,6 +316,8 @@ import TestSupport
             let withReturn = table.rows.filter { Self.cell($0[column["roas_mid"]!]) != nil }.count
             #expect(withReturn > (target == nil ? 20 : 100), "\(target ?? "own currency"): \(withReturn) rows with a return on ad spend")
             #expect(table.rows.filter { Self.cell($0[column["installs"]!]) != "0" }.count > 100)
+            let hinted = table.rows.filter { Self.cell($0[column["privacy_hint"]!]) == "consolidate" }.count
+            #expect(hinted > 0 && hinted < table.rows.count, "\(hinted) of \(table.rows.count) rows flagged")
             // The gap's causes are all there to compare.
             for cause in ["not_counted_unverifiable", "not_counted_development", "not_counted_policy", "copies", "forged"] {
                 #expect(table.rows.contains { (Int(Self.cell($0[column[cause]!]) ?? "0") ?? 0) > 0 }, "\(cause) is never above 0")

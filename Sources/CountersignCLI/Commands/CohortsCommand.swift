@@ -51,7 +51,12 @@ struct CohortsCommand: AsyncParsableCommand {
         pairs += try await period.pairs(tz: tz, app: app, store: store)
         let query: PerformanceQuery
         do { query = try CohortCurveReader.query(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
-        let full = try await store.cohorts.report(query, maximumGroups: nil)
+        var full = try await store.cohorts.report(query, maximumGroups: nil)
+        if output == .table {
+            var whole = query
+            whole.groupBy = []
+            full = PerformanceCommand.withTotal(full, total: try await store.cohorts.report(whole, maximumGroups: nil), dimensions: query.groupBy.count)
+        }
         let table = try metrics.select(full, all: CohortMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
         let shown = output == .table ? PerformanceCommand.rounded(table, decimals: { CohortMetric(rawValue: $0)?.tableDecimals }) : table
         FileHandle.standardOutput.write(Data(output.render(shown).utf8))

@@ -1,6 +1,7 @@
 import CountersignServer
 import ArgumentParser
 import Foundation
+import JWS
 import Store
 
 /// `countersign performance`: the same report as `GET /v1/performance`, on the database file.
@@ -56,6 +57,14 @@ struct PerformanceCommand: AsyncParsableCommand {
         return String(parts[0]) + "." + fraction + String(repeating: "0", count: max(0, places - fraction.count))
     }
 
+    /// `table` with a last row `total`: the same report without its dimensions (`total`), every figure computed as the
+    /// rows' are, never added up from rounded cells; unchanged with fewer than two rows or no dimensions.
+    static func withTotal(_ table: ReportTable, total: ReportTable, dimensions: Int) -> ReportTable {
+        guard dimensions > 0, table.rows.count > 1, let row = total.rows.first else { return table }
+        let label: [JSONValue] = [.string("total")] + Array(repeating: .string(""), count: dimensions - 1)
+        return ReportTable(columns: table.columns, rows: table.rows + [label + row], timeZone: table.timeZone)
+    }
+
     /// The metrics a table shows when `--metrics` is not given: what an analyst reads first, in 120 columns.
     static let compact: [String] = [PerformanceMetric.installs, .claimedInstalls, .spend, .ecpi, .revenueMid, .roasMid].map(\.rawValue)
 
@@ -73,7 +82,12 @@ struct PerformanceCommand: AsyncParsableCommand {
         let query: PerformanceQuery
         do { query = try PerformanceQuery.parse(pairs) } catch { throw CLIFailure.usage(error.commandLineDescription) }
         // The CLI reads the database file itself: every group, no cap (the server's is --performance-max-groups).
-        let full = try await store.performance.report(query, maximumGroups: nil)
+        var full = try await store.performance.report(query, maximumGroups: nil)
+        if output == .table {
+            var whole = query
+            whole.groupBy = []
+            full = Self.withTotal(full, total: try await store.performance.report(whole, maximumGroups: nil), dimensions: query.groupBy.count)
+        }
         var table = try metrics.select(full, all: PerformanceMetric.allCases.map(\.rawValue), compact: Self.compact, output: output)
         if output == .table { table = Self.rounded(table) }
         FileHandle.standardOutput.write(Data(output.render(table).utf8))

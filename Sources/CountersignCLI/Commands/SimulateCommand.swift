@@ -155,6 +155,12 @@ struct SimulateCommand: AsyncParsableCommand {
         for (disposition, count) in summary.dispositions.sorted(by: { $0.key < $1.key }) { answer.set(disposition, .number(String(count))) }
         if let claimsOut { answer.set("claims", .string(claimsOut)) }
         print(JSONValue.object(answer).prettyPrinted)
+        // A trial's forged and unverifiable history is older than live traffic's retention: say how to keep it.
+        let age = Int((Date().timeIntervalSince(first) / 86_400).rounded(.up)), defaults = ServerSettings()
+        if Double(age) > min(defaults.unverifiableRetentionDays, defaults.rejectedRetentionDays) {
+            FileHandle.standardError.write(Data(("countersign: serve deletes unverifiable postbacks and rejected bodies after \(Int(defaults.unverifiableRetentionDays)) days, "
+                + "which would prune this trial's oldest; to keep them, serve with --unverifiable-retention \(age) --rejected-retention \(age)\n").utf8))
+        }
     }
 
     private func loadOrCreateKey() throws -> ECPrivateKey {

@@ -56,6 +56,7 @@ function fillFilters(query, page) {
   const apps = filters.elements.app;
   if (app && ![...apps.options].some((option) => option.value === app)) apps.append(element('option', { value: app, text: app }));
   for (const name of filterNames) filters.elements[name].value = query.get(name) || '';
+  showZone();
   // A preset shows the days it covers; the last day is included, as the label says.
   const range = shownRange(query);
   filters.elements.from.value = range.from;
@@ -76,6 +77,15 @@ for (const name of ['from', 'to']) {
   filters.elements[name].addEventListener('input', () => { filters.elements.range.value = 'custom'; });
 }
 
+/** Each registered app's time zone, which the API uses for an app's days when no zone is typed. */
+const appZones = new Map();
+
+/** The zone box's hint: the zone the picked app's days are counted in when none is typed, else UTC. */
+function showZone() {
+  filters.elements.tz.placeholder = appZones.get(filters.elements.app.value) || 'UTC';
+}
+filters.elements.app.addEventListener('change', showZone);
+
 async function fillSuggestions() {
   try {
     const networks = await api('ad-networks');
@@ -87,6 +97,7 @@ async function fillSuggestions() {
       api('reports', { by: 'app' }), api('reports', { by: 'app', environment: 'development' }), api('apps').catch(() => ({ apps: [] })),
     ]);
     const names = new Map(registry.apps.map((entry) => [String(entry.app), entry.name]));
+    for (const entry of registry.apps) if (entry.time_zone) appZones.set(String(entry.app), entry.time_zone);
     const ids = [...new Set([...counted.rows, ...development.rows].map((row) => String(row.app)).concat([...names.keys()]))].sort();
     // Apps by name (and id): a select, so the filter reads as the app.
     const apps = filters.elements.app;
@@ -95,6 +106,7 @@ async function fillSuggestions() {
       ...ids.map((id) => element('option', { value: id, text: names.has(id) ? `${names.get(id)} (${id})` : id })));
     if (chosen && !ids.includes(chosen)) apps.append(element('option', { value: chosen, text: chosen }));
     apps.value = chosen;
+    showZone();
   } catch {
     // Suggestions only help typing; the page itself reports any error.
   }

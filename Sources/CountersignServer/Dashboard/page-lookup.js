@@ -46,11 +46,12 @@ export default {
         environment: verification?.environment, countable: verification?.countable }), columns: [
         { key: 'field', label: 'Field' }, { key: 'value', label: 'Value' },
       ] });
-      table(report, { id: `signed-${index}`, caption: 'Signed fields', rows: fieldRows(verification?.signed), columns: [
+      table(report, { id: `signed-${index}`, caption: 'Signed fields', rows: fieldRows(verification?.signed),
+        empty: 'No signed fields: nobody could verify this copy (see its verification report above).', columns: [
         { key: 'field', label: 'Field' }, { key: 'value', label: 'Value' },
       ] });
       const received = section(main, 'Every copy received', { wide: true, note: 'Duplicates repeat the stored copy exactly; replays change unsigned fields (shown); unverified copies could not be checked.' });
-      table(received, { id: `copies-${index}`, caption: 'Copies received', rows: copies.map((copy) => ({
+      table(received, { id: `copies-${index}`, caption: 'Copies received', empty: 'No copy was kept for this postback.', rows: copies.map((copy) => ({
         ...copy, stored_copy: copy.stored_copy ? 'yes' : 'no',
         unsigned_changes: Object.entries(copy.unsigned_changes || {}).map(([field, change]) => `${field}: ${JSON.stringify(change.stored)} → ${JSON.stringify(change.copy)}`).join('; '),
       })), columns: [
@@ -59,7 +60,8 @@ export default {
         { key: 'route', label: 'Route' }, { key: 'unsigned_changes', label: 'Unsigned changes' },
       ] });
       const decoded = section(main, 'Decoded events');
-      table(decoded, { id: `events-${index}`, caption: 'Events the schema decoded', rows: events, columns: [
+      table(decoded, { id: `events-${index}`, caption: 'Events the schema decoded', rows: events,
+        empty: 'No events: the app has no schema yet, the postback carries no value, or the schema gives its value none (docs/schemas.md).', columns: [
         { key: 'event_index', label: '#', kind: 'count' }, { key: 'name', label: 'Event' }, { key: 'count', label: 'Count', kind: 'count' },
         { key: 'revenue_min', label: 'Revenue (low)', kind: 'money' }, { key: 'revenue_max', label: 'Revenue (high)', kind: 'money' },
         { key: 'schema_revision', label: 'Revision', kind: 'count' },

@@ -28,7 +28,8 @@ export default {
     const [networks, campaigns, curves, imports] = await Promise.all([
       apiAll('performance', { ...filters, by: 'ad_network,ad_network_name' }, maxPages),
       apiAll('performance', { ...filters, by: 'app_name,ad_network,ad_network_name,campaign' }, maxPages),
-      api('cohorts', { ...cohortFilters, by: 'app_name,ad_network,ad_network_name' }),
+      // The curves are the page's last part: a report too large for them leaves the rest shown.
+      api('cohorts', { ...cohortFilters, by: 'app_name,ad_network,ad_network_name' }).catch((error) => ({ rows: [], error: error.message })),
       api('spend/imports', { limit: 1 }).catch(() => ({ rows: [] })),
     ]);
 
@@ -88,17 +89,19 @@ export default {
     }
 
     const spend = section(main, 'Spend and return by app and campaign', { wide: true,
-      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value. Empty: no spend imported, or amounts in several currencies (see note).' });
+      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value; Privacy says consolidate where most installs stay under the privacy thresholds of Apple (tiers 0 and 1). Empty: no spend imported, or amounts in several currencies (see note).' });
     table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, report: campaigns, columns: [
       { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'campaign', label: 'Campaign' }, { key: 'currency', label: 'Currency' },
       { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
       money('spend', 'Spend'), money('ecpi', 'eCPI'), money('cpi', 'CPI'), money('revenue_mid', 'Revenue (middle)'),
       ratio('roas_mid', 'ROAS (middle)'),
-      money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
+      money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'privacy_hint', label: 'Privacy' },
+      { key: 'note', label: 'Note' },
     ] });
 
     const cohort = section(main, 'Return by days since install', { wide: true,
       note: 'Cohort curves (GET /v1/cohorts): ROAS (middle) of acquisition revenue by day 2, 7 and 35 after install, per app and ad network (the revenue of an app is in its own currency, so each line has one, or the one money is shown in). Each point adds up only the install weeks of these dates whose window has closed (window 0 closes 3.5 days after a week ends, window 1 10.5 days, window 2 38.5 days), so recent installs never pull a curve down; the table says how many installs stand behind each point.' });
+    if (curves.error) cohort.append(element('p', { class: 'note', text: `The cohort curves could not be read: ${curves.error}` }));
     const points = [['d2', 'Day 2'], ['d7', 'Day 7'], ['d35', 'Day 35']];
     chart(cohort, 'chart-roas', 'Return on ad spend (middle) by days since install, app and ad network', {
       type: 'line',

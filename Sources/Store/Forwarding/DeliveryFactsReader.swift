@@ -69,6 +69,7 @@ enum DeliveryFactsReader {
                 SELECT CAST(\(micros) AS TEXT) || ':' || min(s.currency)
                 FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id
                 WHERE s.day = \(day) AND s.app = c.app AND s.ad_network_id = c.ad_network_id AND s.campaign = coalesce(sm.campaign_id, c.campaign, '') AND s.spend_micros IS NOT NULL
+                GROUP BY s.app, s.ad_network_id
                 HAVING count(DISTINCT s.currency) = 1 AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0) END
             """
     }

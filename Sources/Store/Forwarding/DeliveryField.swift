@@ -79,7 +79,7 @@ public enum DeliveryField: String, Sendable, CaseIterable {
         case .revenueMax: "The highest."
         case .revenueMid: "Their middle."
         case .currency: "The schema's ISO 4217 currency."
-        case .costPerInstall: "The campaign's imported spend on the install day divided by its claimed installs that day, for a winning first-window install; absent without both."
+        case .costPerInstall: "The campaign's imported spend on the install day divided by its claimed installs that day (the campaign as performance names it: the dated mapping's id, else the digits), for a winning first-window install; absent without both."
         case .costCurrency: "The spend's ISO 4217 currency."
         case .remoteAddress: "The address the postback came from (the device's, or the proxy's when behind one)."
         }

@@ -7,7 +7,8 @@ import Postback
 ///
 /// Each stored postback row counts once by its status (`counted`, `development`, `not_counted`, `unverifiable`); each
 /// body that did not become a row counts once by its receipt's disposition (`duplicate`, `replay`, `unverified_copy`,
-/// `rejected`). A rejected body has no app, ad network or protocol, so filtering by those leaves rejected bodies out.
+/// `rejected`). A rejected body counts under the app and ad network it claims (never believed: anyone can send one
+/// naming any app); it has no protocol or environment, so filtering by those leaves rejected bodies out.
 public struct IntakeQuery: Sendable, Equatable {
     /// A grouping dimension.
     public enum Dimension: String, Sendable, CaseIterable {
@@ -81,25 +82,28 @@ public struct IntakeQuery: Sendable, Equatable {
             WHEN p.environment = 'development' THEN 'development' ELSE 'not_counted' END AS status, p.reason, p.route, \
             p.protocol, p.advertised_item_id AS app, p.ad_network_id, p.environment, p.key_id, p.version FROM postbacks p
             """
+        // A body that made no row has the app and ad network of the postback it copies, else those it claims (a rejected
+        // body's, never believed), as performance's `forged` counts it (issue 49, finding 11).
+        let (receiptApp, receiptNetwork) = ("coalesce(p.advertised_item_id, r.claimed_app)", "coalesce(p.ad_network_id, r.claimed_ad_network)")
         let receipts = """
-            SELECT r.received_at, r.disposition AS status, r.reason, r.route, p.protocol, p.advertised_item_id AS app, \
-            p.ad_network_id, p.environment, p.key_id, p.version FROM receipts r LEFT JOIN postbacks p ON p.id = r.postback_id
+            SELECT r.received_at, r.disposition AS status, r.reason, r.route, p.protocol, \(receiptApp) AS app, \
+            \(receiptNetwork) AS ad_network_id, p.environment, p.key_id, p.version FROM receipts r LEFT JOIN postbacks p ON p.id = r.postback_id
             """
         var arguments: [any SQLValueConvertible] = []
-        // Both parts read the postback's columns as `p`; only the time column differs.
-        func conditions(time: String) -> [String] {
+        // Both parts read the postback's columns as `p`; the time, app and ad network columns differ.
+        func conditions(time: String, app appColumn: String = "p.advertised_item_id", adNetwork networkColumn: String = "p.ad_network_id") -> [String] {
             var conditions: [String] = []
             if let from { conditions.append("\(time) >= ?"); arguments.append(Timestamp.format(from)) }
             if let to { conditions.append("\(time) < ?"); arguments.append(Timestamp.format(to)) }
-            if let app { conditions.append("p.advertised_item_id = ?"); arguments.append(app) }
-            if let adNetwork { conditions.append("p.ad_network_id = ?"); arguments.append(adNetwork) }
+            if let app { conditions.append("\(appColumn) = ?"); arguments.append(app) }
+            if let adNetwork { conditions.append("\(networkColumn) = ?"); arguments.append(adNetwork) }
             if let family { conditions.append("p.protocol = ?"); arguments.append(family.rawValue) }
             if let environment { conditions.append("p.environment = ?"); arguments.append(environment) }
             if let window { conditions.append("p.conversion_window = ?"); arguments.append(window) }
             return conditions
         }
         let rowConditions = conditions(time: "p.received_at")
-        let receiptConditions = ["r.disposition <> 'stored'"] + conditions(time: "r.received_at")
+        let receiptConditions = ["r.disposition <> 'stored'"] + conditions(time: "r.received_at", app: receiptApp, adNetwork: receiptNetwork)
         let union = rows + (rowConditions.isEmpty ? "" : " WHERE " + rowConditions.joined(separator: " AND "))
             + " UNION ALL " + receipts + " WHERE " + receiptConditions.joined(separator: " AND ")
         let day = timeZone.isUTC ? dialect.day(of: "i.received_at", shiftedBy: 0)

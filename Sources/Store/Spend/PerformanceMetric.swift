@@ -8,6 +8,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case claimedReEngagements = "claimed_re_engagements"
     case installGap = "install_gap"
     case installRatio = "install_ratio"
+    case claimedWithoutPostback = "claimed_without_postback"
     case impressions
     case clicks
     case spend
@@ -29,6 +30,8 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case roasMidWindows01 = "roas_mid_windows_0_1"
     case modeledRevenueMid = "modeled_revenue_mid"
     case nullRate = "null_rate"
+    case installsWithValue = "installs_with_value"
+    case installsWithoutValue = "installs_without_value"
     case installsTier0 = "installs_tier_0"
     case installsTier1 = "installs_tier_1"
     case installsTier2 = "installs_tier_2"
@@ -37,6 +40,8 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
     case nullRateTier1 = "null_rate_tier_1"
     case nullRateTier2 = "null_rate_tier_2"
     case nullRateTier3 = "null_rate_tier_3"
+    case lowTierShare = "low_tier_share"
+    case privacyHint = "privacy_hint"
     case notCountedUnverifiable = "not_counted_unverifiable"
     case notCountedDevelopment = "not_counted_development"
     case notCountedPolicy = "not_counted_policy"
@@ -57,7 +62,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .spend, .ecpi, .cpi, .revenueMin, .revenueMax, .revenueMid, .revenueMidWindow0, .revenueMidWindow1, .revenueMidWindow2,
              .reEngagementRevenueMin, .reEngagementRevenueMax, .reEngagementRevenueMid, .modeledRevenueMid,
              .roasMin, .roasMax, .roasMid, .roasMidWindow0, .roasMidWindows01: 2
-        case .installRatio, .nullRate, .nullRateTier0, .nullRateTier1, .nullRateTier2, .nullRateTier3: 3
+        case .installRatio, .nullRate, .lowTierShare, .nullRateTier0, .nullRateTier1, .nullRateTier2, .nullRateTier3: 3
         default: nil
         }
     }
@@ -70,6 +75,7 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .claimedReEngagements: "Re-engagements the network claims in its imported report."
         case .installGap: "claimed_installs minus installs: how many more installs the network claims than Apple signed (negative: fewer)."
         case .installRatio: "installs divided by claimed_installs: the share of the claimed installs that Apple signed."
+        case .claimedWithoutPostback: "Installs the network claims beyond those Apple signed a postback for: claimed_installs minus installs when that is more than 0, else 0; empty without a claim."
         case .impressions: "Impressions in the network's imported report."
         case .clicks: "Clicks (taps) in the network's imported report."
         case .spend: "What the network charged, from its imported report, an exact decimal in the row's currency."
@@ -91,6 +97,8 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .roasMidWindows01: "Return on ad spend of windows 0 and 1: (revenue_mid_window_0 + revenue_mid_window_1) divided by spend (days 0-7)."
         case .modeledRevenueMid: "Modeled, not measured: revenue_mid divided by the share of installs that carry a conversion value, for the installs Apple's privacy thresholds left without one."
         case .nullRate: "Share (0 to 1) of installs whose postback carries no conversion value (neither fine nor coarse)."
+        case .installsWithValue: "Installs whose postback carries a conversion value, fine or coarse: the installs whose revenue the schema gives."
+        case .installsWithoutValue: "Installs whose postback carries none, as Apple's privacy thresholds withhold it: their revenue is unknown, never counted as zero (modeled_revenue_mid adjusts for them)."
         case .installsTier0: "Installs whose postback's fields put it at crowd-anonymity tier 0 (the lowest tier they allow)."
         case .installsTier1: "Installs at crowd-anonymity tier 1."
         case .installsTier2: "Installs at crowd-anonymity tier 2."
@@ -99,6 +107,8 @@ public enum PerformanceMetric: String, Sendable, CaseIterable {
         case .nullRateTier1: "null_rate of the installs at tier 1."
         case .nullRateTier2: "null_rate of the installs at tier 2."
         case .nullRateTier3: "null_rate of the installs at tier 3."
+        case .lowTierShare: "Share (0 to 1) of installs at crowd-anonymity tier 0 or 1, whose postbacks carry at most a coarse value and two source-identifier digits."
+        case .privacyHint: "consolidate when more than half of the row's installs are at tier 0 or 1: the source stays under Apple's privacy thresholds, and fewer campaigns or ad groups would give each more installs and finer postbacks; empty otherwise."
         case .notCountedUnverifiable: "Winning first-window install postbacks kept but not counted because nobody can verify them yet (unknown key or version), naming this network as claimed by an unverified body (anyone can raise it; never counted)."
         case .notCountedDevelopment: "Winning first-window install postbacks signed with Apple's development keys: never counted."
         case .notCountedPolicy: "Winning first-window install postbacks Apple signed that the rules in force leave out (an app outside the registry, an ad network not accepted)."
