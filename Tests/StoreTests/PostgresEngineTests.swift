@@ -31,23 +31,23 @@ import TestSupport
         #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
     }
 
-    /// An export's read (``PostgresEngine/readRows(_:_:into:_:)``, async, outside the blocking threads) from a server that
+    /// An export's read (``PostgresEngine/readRows(_:_:reuse:into:_:)``, async, outside the blocking threads) from a server that
     /// stops answering ends within the engine's limit too, with the connection closed, and the next read reconnects.
     @Test func anExportReadTheServerNeverAnswersEndsAndTheNextOneReconnects() async throws {
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1, statementTimeout: 1))
         // One connection in the pool: the read that learns its backend and the read that meets it frozen share it.
-        let backend = try await store.engine.readRows("SELECT pg_backend_pid()", [], into: Int64(0)) { pid, row in
+        let backend = try await store.engine.readRows("SELECT pg_backend_pid()", [], reuse: .once, into: Int64(0)) { pid, row in
             pid = row.withCell(at: 0) { if case .integer(let value) = $0 { value } else { 0 } }
         }
         #expect(backend > 0)
         kill(Int32(backend), SIGSTOP)
         let failure = await #expect(throws: PostgresEngineError.self) {
-            _ = try await store.engine.readRows("SELECT 1", [], into: 0) { count, _ in count += 1 }
+            _ = try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 }
         }
         kill(Int32(backend), SIGCONT)
         guard case .noAnswer(let sql, _) = failure else { Issue.record("\(String(describing: failure))"); return }
         #expect(sql == "SELECT 1")
-        #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], into: 0) { count, _ in count += 1 } == 2)
+        #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], reuse: .once, into: 0) { count, _ in count += 1 } == 2)
     }
 
     /// A request that goes away while its export read waits for the server's first answer stops the read at once: the
@@ -55,7 +55,7 @@ import TestSupport
     /// query ends.
     @Test func aCancelledExportReadEndsAtOnce() async throws {
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 2, statementTimeout: 120))
-        let read = Task { try await store.engine.readRows("SELECT pg_sleep(60)", [], into: 0) { count, _ in count += 1 } }
+        let read = Task { try await store.engine.readRows("SELECT pg_sleep(60)", [], reuse: .once, into: 0) { count, _ in count += 1 } }
         // The query is running on the server.
         while try await store.engine.read({ db in
             try db.value("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)' AND state = 'active'", as: Int.self)
@@ -68,7 +68,7 @@ import TestSupport
         let waited = Date().timeIntervalSince(started)
         #expect(waited < 30, "the cancelled read waited \(waited) s")
         // The server's query ended with its connection.
-        #expect(try await store.engine.readRows("SELECT 1", [], into: 0) { count, _ in count += 1 } == 1)
+        #expect(try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 } == 1)
     }
 
     /// A statement written to a connection the server has already closed (found under "PostgreSQL restarted under

@@ -44,7 +44,7 @@ import TestSupport
         #expect(csv.contains("9223372036854775807,\"'@cmd\",,\"\"\"quoted\"\"\",-0.5,\"'+1\""))
     }
 
-    /// A row written as it is read (``DatabaseEngine/readRows(_:_:into:_:)``: SQLite's text copied from its buffer,
+    /// A row written as it is read (``DatabaseEngine/readRows(_:_:reuse:into:_:)``: SQLite's text copied from its buffer,
     /// PostgreSQL's from the row sequence's) is the row written from its values, in every format and on both engines:
     /// formulas, quotes, line breaks, non-ASCII text, bytes, extreme numbers and NULL; on SQLite also text that is not
     /// valid UTF-8, repaired as `String` repairs it; on PostgreSQL sums (`numeric`, whole and not), booleans and small
@@ -68,7 +68,7 @@ import TestSupport
             var asRead = TableWriter(format: format, columns: Self.columns)
             var fromValues = TableWriter(format: format, columns: Self.columns)
             for (sql, arguments) in queries {
-                asRead = try await store.engine.readRows(sql, arguments, into: asRead) { writer, row in writer.append(cells: row) }
+                asRead = try await store.engine.readRows(sql, arguments, reuse: .once, into: asRead) { writer, row in writer.append(cells: row) }
                 for row in try await store.engine.read({ db in try db.rows(sql, arguments, reuse: .once) }) { fromValues.append(values: row.values) }
             }
             asRead.finish()
@@ -85,9 +85,9 @@ import TestSupport
         let store = try TestEngine.postgres.freshStore()
         defer { store.close() }
         await #expect(throws: PostgresEngineError.self) {
-            _ = try await store.engine.readRows("SELECT 1, now()", [], into: 0) { count, _ in count += 1 }
+            _ = try await store.engine.readRows("SELECT 1, now()", [], reuse: .once, into: 0) { count, _ in count += 1 }
         }
         // The connection is still good for the next query.
-        #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], into: 0) { count, _ in count += 1 } == 2)
+        #expect(try await store.engine.readRows("SELECT 1 UNION ALL SELECT 2", [], reuse: .once, into: 0) { count, _ in count += 1 } == 2)
     }
 }

@@ -24,6 +24,8 @@ final class Forwarder: Service, Sendable {
     private let loop = ClaimLoop()
     /// Deliveries in flight from this receiver, per partner.
     private let inFlight = Mutex<[String: Int]>([:])
+    /// When this receiver last claimed for each partner.
+    private let lastClaim = Mutex<[String: Date]>([:])
 
     init(store: StoreDatabase, schedule: ForwardingSchedule, logger: Logger, metrics: any MetricsFactory) {
         self.store = store
@@ -79,6 +81,12 @@ final class Forwarder: Service, Sendable {
             guard let due = queue.nextDue, due <= now else { continue }
             let free = queue.concurrency - inFlight.withLock { $0[queue.partner, default: 0] }
             guard free > 0 else { continue }
+            // Each delivery that ends wakes the loop; a claim for every freed slot would cost a claim (and an enriched
+            // template's read) per delivery. A partner's slots are claimed once half of them are free, or a poll
+            // interval after its last claim, so a slow partner still keeps its slots busy.
+            let waited = lastClaim.withLock { now.timeIntervalSince($0[queue.partner] ?? .distantPast) >= pollInterval }
+            guard free * 2 >= queue.concurrency || waited else { continue }
+            lastClaim.withLock { $0[queue.partner] = now }
             do {
                 let deliveries = try await store.forwarding.claim(partner: queue.partner, limit: free, now: now)
                 inFlight.withLock { $0[queue.partner, default: 0] += deliveries.count }

@@ -20,8 +20,9 @@ public protocol DatabaseEngine: Sendable {
     /// Runs one query built for one call (a page of an export) and hands each row to `row` as it is read, its cells lent
     /// for the call, folding them into `state`, which it returns. SQLite steps its statement on the store's thread pool
     /// (``Blocking``); PostgreSQL reads postgres-nio's row sequence as the rows arrive, on a connection leased for the
-    /// query alone. Neither makes a value of a row.
-    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
+    /// query alone. Neither makes a value of a row. `reuse` is ``StatementReuse/once`` for text built for the call;
+    /// ``StatementReuse/cached`` for one of a bounded set of the store's own statements, which SQLite keeps compiled.
+    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, into state: State,
                                    _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State
     /// A lane of transactions for one long-lived thread (a commit thread): PostgreSQL keeps its connection between
     /// them instead of leasing one for each.

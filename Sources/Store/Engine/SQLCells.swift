@@ -12,7 +12,7 @@ public enum SQLCell {
     case blob(UnsafeRawBufferPointer)
 }
 
-/// One row of a query while it is read (``DatabaseEngine/readRows(_:_:into:_:)``), for writers that copy its cells straight
+/// One row of a query while it is read (``DatabaseEngine/readRows(_:_:reuse:into:_:)``), for writers that copy its cells straight
 /// to their output (``TableWriter/append(cells:)``) instead of making a value of each first.
 public struct SQLCells {
     enum Source {

@@ -22,7 +22,7 @@ enum DeliveryFactsReader {
     static func facts(_ engine: any DatabaseEngine, ids: [Int64], withCost: Bool) async throws -> [Int64: DeliveryFacts] {
         guard !ids.isEmpty else { return [:] }
         let (sql, columns) = Self.sql(ids: ids.count, withCost: withCost, engine.dialect)
-        return try await engine.readRows(sql, ids, into: [Int64: DeliveryFacts]()) { facts, cells in
+        return try await engine.readRows(sql, ids, reuse: .cached, into: [Int64: DeliveryFacts]()) { facts, cells in
             let (id, fact) = try Self.fact(SQLRow(columns: columns, values: cells.values))
             facts[id] = fact
         }

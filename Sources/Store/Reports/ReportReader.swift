@@ -41,7 +41,7 @@ public struct ReportReader: Sendable {
         while true {
             let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: page)
             // Each row is written as it is read; the id of the page's last row is the next page's cursor.
-            let read = try await engine.readRows(sql, arguments, into: ExportPage(writer: writer)) { page, row in
+            let read = try await engine.readRows(sql, arguments, reuse: .once, into: ExportPage(writer: writer)) { page, row in
                 page.writer.append(cells: row)
                 page.count += 1
                 page.lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }

@@ -73,7 +73,7 @@ public struct TableWriter: Sendable {
         append(cells: SQLCells(values: row))
     }
 
-    /// Appends a row as it is read (``DatabaseEngine/readRows(_:_:into:_:)``), written as ``append(values:)`` writes
+    /// Appends a row as it is read (``DatabaseEngine/readRows(_:_:reuse:into:_:)``), written as ``append(values:)`` writes
     /// it, its text copied from the database's buffer.
     public mutating func append(cells row: SQLCells) {
         startRow()

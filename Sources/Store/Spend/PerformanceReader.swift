@@ -87,7 +87,7 @@ public struct PerformanceReader: Sendable {
         let day = query.groupBy.count
         var sums = GroupSums(dimensions: day, maximum: maximumGroups ?? .max)
         let verified = Self.verifiedSQL(query, engine.dialect)
-        sums = try await engine.readRows(verified.sql, verified.arguments, into: sums) { sums, cells in
+        sums = try await engine.readRows(verified.sql, verified.arguments, reuse: .once, into: sums) { sums, cells in
             // rate_day, currency, the counts (``PerformanceGroup/countColumns``), revenue_0 to revenue_7.
             let row = SQLRow(columns: [], values: cells.values)
             let currency = try row.get(at: day + 1, as: String.self)
@@ -103,7 +103,7 @@ public struct PerformanceReader: Sendable {
             }
         }
         let spend = Self.spendSQL(query, engine.dialect)
-        sums = try await engine.readRows(spend.sql, spend.arguments, into: sums) { sums, cells in
+        sums = try await engine.readRows(spend.sql, spend.arguments, reuse: .once, into: sums) { sums, cells in
             // rate_day, currency, spend_micros, claimed_installs, claimed_re_engagements, impressions, clicks.
             let row = SQLRow(columns: [], values: cells.values)
             let currency = try row.get(at: day + 1, as: String?.self)
@@ -118,7 +118,7 @@ public struct PerformanceReader: Sendable {
             }
         }
         let forged = Self.forgedSQL(query, engine.dialect)
-        sums = try await engine.readRows(forged.sql, forged.arguments, into: sums) { sums, cells in
+        sums = try await engine.readRows(forged.sql, forged.arguments, reuse: .once, into: sums) { sums, cells in
             // rate_day, forged.
             let row = SQLRow(columns: [], values: cells.values)
             let count = try row.get(at: day + 1, as: Int64.self)

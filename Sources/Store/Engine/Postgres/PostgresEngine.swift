@@ -182,7 +182,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// The lease and the whole read must end within the engine's limits (the lease wait, then the server's
     /// `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
     /// closed, which ends the query with an error, and the client opens another; a lease not yet given is given up.
-    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
+    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, into state: State,
                                    _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
         if stop.isFired { throw PostgresEngineError.closed }
         await started.wait()

@@ -48,12 +48,12 @@ final class SQLiteEngine: DatabaseEngine {
         try pool.read { db in try body(SQLiteSession(db: db)) }
     }
 
-    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], into state: State,
+    func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, into state: State,
                                    _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
         try await Blocking.run { [pool] in
             try pool.read { db in
                 var state = state
-                try SQLiteSession(db: db).forEachRow(sql, arguments) { try row(&state, $0) }
+                try SQLiteSession(db: db).forEachRow(sql, arguments, reuse: reuse) { try row(&state, $0) }
                 return state
             }
         }
@@ -111,10 +111,11 @@ struct SQLiteSession: SQLSession {
         return { rows }
     }
 
-    /// Runs a query built for one call and hands each row to `row` as SQLite steps to it, without making a value of any
-    /// cell (``DatabaseEngine/readRows(_:_:into:_:)``).
-    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], _ row: (SQLCells) throws -> Void) throws {
-        try run(try db.makeStatement(sql: sql), sql, arguments) { handle in try row(SQLCells(sqlite: handle)) }
+    /// Runs a query and hands each row to `row` as SQLite steps to it, without making a value of any cell
+    /// (``DatabaseEngine/readRows(_:_:reuse:into:_:)``); compiled for this call, or kept compiled when `reuse` says so.
+    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, _ row: (SQLCells) throws -> Void) throws {
+        let statement = reuse == .once ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
+        try run(statement, sql, arguments) { handle in try row(SQLCells(sqlite: handle)) }
     }
 
     /// Binds `arguments` to `statement`, steps it to its end calling `row` for each row, and resets it, so it holds no
