@@ -37,9 +37,11 @@ import TestSupport
                 return ("\(status)/\(object["reason"]?.string ?? "-")", count)
             })
             #expect(counts == ["counted/-": "1", "duplicate/-": "1", "replay/-": "1", "unverifiable/unknown_kid": "1", "rejected/bad_signature": "1"])
-            // An app filter leaves the rejected body out: it has no app.
+            // A rejected body counts under the app it claims (issue 49, finding 11), never under another.
             let app = try await client.execute(uri: "/v1/intake?app=\(AAKPostbackFields(postbackID: "x").advertisedItemID)&status=rejected", method: .get, headers: headers)
-            #expect(app.json?["rows"] == .array([]))
+            #expect(app.json?["rows"] == .array([.object(JSONObject([JSONMember(key: "status", value: .string("rejected")), JSONMember(key: "postbacks", value: .number("1"))]))]))
+            let other = try await client.execute(uri: "/v1/intake?app=1&status=rejected", method: .get, headers: headers)
+            #expect(other.json?["rows"] == .array([]))
             let csv = try await client.execute(uri: "/v1/intake?by=day,status&format=csv&tz=Europe/Berlin", method: .get, headers: headers)
             #expect(String(buffer: csv.body).hasPrefix("day,status,postbacks\r\n"))
             for (query, parameter) in [("status=lost", "status"), ("by=colour", "by"), ("window=5", "window"), ("tz=Mars/Base", "tz"), ("limit=1", "limit")] {

@@ -89,14 +89,13 @@ export default {
     }
 
     const spend = section(main, 'Spend and return by app and campaign', { wide: true,
-      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value; Privacy says consolidate where most installs stay under the privacy thresholds of Apple (tiers 0 and 1). Empty: no spend imported, or amounts in several currencies (see note).' });
+      note: 'Revenue is the range the schema gives the conversion values, every window (days 0-35); ROAS is revenue over spend: the middle here, low and high in the CSV. Modeled revenue scales the middle by installs over installs with a value. The CSV adds privacy_hint: consolidate where most installs stay under the privacy thresholds of Apple (tiers 0 and 1). Empty: no spend imported, or amounts in several currencies (see note).' });
     table(spend, { id: 'roas', caption: 'Spend, cost per install and return on ad spend by app, ad network and campaign', rows: campaigns.rows, report: campaigns, columns: [
       { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network' }, { key: 'campaign', label: 'Campaign' }, { key: 'currency', label: 'Currency' },
       { key: 'installs', label: 'Installs', kind: 'count' }, { key: 'claimed_installs', label: 'Claimed', kind: 'count' },
       money('spend', 'Spend'), money('ecpi', 'eCPI'), money('cpi', 'CPI'), money('revenue_mid', 'Revenue (middle)'),
       ratio('roas_mid', 'ROAS (middle)'),
-      money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'privacy_hint', label: 'Privacy' },
-      { key: 'note', label: 'Note' },
+      money('modeled_revenue_mid', 'Modeled revenue'), ratio('null_rate', 'Without a value'), { key: 'note', label: 'Note' },
     ] });
 
     const cohort = section(main, 'Return by days since install', { wide: true,
