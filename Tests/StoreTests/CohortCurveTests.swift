@@ -11,32 +11,18 @@ import TestSupport
 /// network, each point over the weeks whose window has closed; recomputed here from the raw rows and the spend file,
 /// with the week, the zone and the closing rule as docs/metrics.md states them, on both engines.
 @Suite struct CohortCurveTests {
-    static let key = MaturityTests.key
-    let verifier = MaturityTests().verifier
     static let networks = ["net-a.adattributionkit", "net-b.adattributionkit"]
-
-    func intakes() throws -> [Intake] {
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        return try (0..<1500).map { index in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let arrival = MaturityTests.start.addingTimeInterval(Double((state >> 11) % UInt64(80 * 86_400)))
-            var fields = AAKPostbackFields(postbackID: Mint.uuid("cohort-\(index)"))
-            fields.advertisedItemID = MaturityTests.app.number
-            fields.adNetworkID = Self.networks[index % 2]
-            fields.postbackSequenceIndex = index % 3
-            if index % 3 == 0 { fields.conversionValue = index % 64 } else if index % 7 != 0 { fields.coarseConversionValue = "medium" }
-            let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
-            let result = verifier.verify(body)
-            return Intake(receivedAt: arrival, remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))
-        }
-    }
 
     @Test(arguments: TestEngine.allCases) func curvesAgreeWithTheRawRowsOverClosedWeeksOnly(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         defer { store.close() }
         guard case .stored = try await store.schemas.put(app: MaturityTests.app, document: MaturityTests.schema) else { Issue.record("schema refused"); return }
         let now = MaturityTests.start.addingTimeInterval(70 * 86_400 + 5 * 3600)
-        _ = try store.ledger.persist(try intakes().filter { $0.receivedAt < now })
+        let intakes = try MaturityTests().intakes(1500, seed: 0x2545_F491_4F6C_DD1D, days: 80) { index, fields in
+            fields.adNetworkID = Self.networks[index % 2]
+            if index % 3 != 0, index % 7 == 0 { fields.coarseConversionValue = nil }
+        }
+        _ = try store.ledger.persist(intakes.filter { $0.receivedAt < now })
         var spend = "date,app,ad_network,spend,currency\n"
         for day in 0..<120 {
             let date = Timestamp.format(MaturityTests.start.addingTimeInterval(Double(day - 40) * 86_400)).prefix(10)

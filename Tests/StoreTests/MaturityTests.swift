@@ -22,16 +22,19 @@ import TestSupport
                                        "coarse": {"low": {"events": []}, "medium": {"events": [{"name": "purchase", "revenue": {"min": 2, "max": 4}}]}, "high": {"events": []}}}}}}]}
         """#.utf8)
 
-    /// Postbacks arriving over 60 days, a third in each window, in a fixed pseudo-random order.
-    func intakes() throws -> [Intake] {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        return try (0..<1200).map { index in
+    /// `count` postbacks of the app arriving over `days` days from ``start`` in an order fixed by `seed`, a third in each
+    /// window (a fine value in window 0, a medium coarse one after); `change` sets more of each one's fields.
+    func intakes(_ count: Int = 1200, seed: UInt64 = 0x9E37_79B9_7F4A_7C15, days: Int = 60,
+                 _ change: (Int, inout AAKPostbackFields) -> Void = { _, _ in }) throws -> [Intake] {
+        var state = seed
+        return try (0..<count).map { index in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let arrival = Self.start.addingTimeInterval(Double((state >> 11) % UInt64(60 * 86_400)))
-            var fields = AAKPostbackFields(postbackID: Mint.uuid("maturity-\(index)"))
+            let arrival = Self.start.addingTimeInterval(Double((state >> 11) % UInt64(days * 86_400)))
+            var fields = AAKPostbackFields(postbackID: Mint.uuid("maturity-\(seed)-\(index)"))
             fields.advertisedItemID = Self.app.number
             fields.postbackSequenceIndex = index % 3
             if index % 3 == 0 { fields.conversionValue = index % 64 } else { fields.coarseConversionValue = "medium" }
+            change(index, &fields)
             let body = try Mint.aak(fields, key: Self.key, keyID: "net/0")
             let result = verifier.verify(body)
             return Intake(receivedAt: arrival, remoteAddress: nil, route: .aak, body: body, result: result, decision: TrustPolicy().decide(result))

@@ -42,7 +42,6 @@ struct CohortCurve {
     private var installs: Int64 = 0
     private var spend: [String: Decimal] = [:]
     private var points = [Point](repeating: Point(), count: 3)
-    private var sourceCurrencies = Set<String>()
     private var ratesUsed = Set<String>()
     private var unconverted = Set<String>()
 
@@ -56,7 +55,6 @@ struct CohortCurve {
     mutating func add(_ group: PerformanceGroup, closed: [Bool]) {
         installs += group.installs
         for (currency, amount) in group.spend { spend[currency, default: 0] += amount }
-        sourceCurrencies.formUnion(group.sourceCurrencies)
         ratesUsed.formUnion(group.ratesUsed)
         unconverted.formUnion(group.unconverted)
         for window in 0...2 where closed[window] {
@@ -73,14 +71,8 @@ struct CohortCurve {
 
     /// The row's cells: `currency`, then ``CohortMetric`` in order.
     func cells(target: String?) -> [JSONValue] {
-        let currencies = Set(spend.keys).union(points.flatMap(\.revenue.keys))
-        var notes: [String] = []
-        var currency: String? = target ?? (currencies.count == 1 ? currencies.first : nil)
-        if target == nil, currencies.count > 1 {
-            notes.append("amounts in \(currencies.sorted().joined(separator: " and ")): give currency= with exchange rates to see them together")
-            currency = nil
-        }
-        if !unconverted.isEmpty { notes.append("no exchange rate for \(unconverted.sorted().joined(separator: ", ")); those amounts are left out") }
+        let (currency, notes) = PerformanceGroup.currency(of: Set(spend.keys).union(points.flatMap(\.revenue.keys)), target: target,
+                                                          unconverted: unconverted)
         func money(_ micros: Decimal?) -> JSONValue { micros.map { .number(PerformanceGroup.decimal($0 / 1_000_000, places: 6)) } ?? .null }
         func ratio(_ part: Decimal?, _ whole: Decimal?) -> JSONValue {
             guard let part, let whole, whole != 0 else { return .null }

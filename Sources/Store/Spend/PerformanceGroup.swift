@@ -83,14 +83,7 @@ struct PerformanceGroup: Sendable {
     /// The row's cells: `currency`, then ``PerformanceMetric`` in order, with each window's `maturity`.
     func cells(target: String?, maturity: [WindowMaturity]) -> [JSONValue] {
         let installs = counts[0]
-        let currencies = Set(revenue.keys).union(spend.keys)
-        var notes: [String] = []
-        var currency: String? = target ?? (currencies.count == 1 ? currencies.first : nil)
-        if target == nil, currencies.count > 1 {
-            notes.append("amounts in \(currencies.sorted().joined(separator: " and ")): give currency= with exchange rates to see them together")
-            currency = nil
-        }
-        if !unconverted.isEmpty { notes.append("no exchange rate for \(unconverted.sorted().joined(separator: ", ")); those amounts are left out") }
+        let (currency, notes) = Self.currency(of: Set(revenue.keys).union(spend.keys), target: target, unconverted: unconverted)
         let sums = currency.flatMap { revenue[$0] } ?? (currency == nil ? nil : [Decimal](repeating: 0, count: Self.revenueColumns))
         let spent = currency.flatMap { spend[$0] }
         let low = sums.map { $0[0] + $0[2] + $0[4] }, high = sums.map { $0[1] + $0[3] + $0[5] }
@@ -139,6 +132,19 @@ struct PerformanceGroup: Sendable {
             .window2Maturity: .string(maturity[2].rawValue),
         ]
         return [currency.map { .string($0) } ?? .null] + PerformanceMetric.allCases.map { cells[$0] ?? .null }
+    }
+
+    /// A row's money currency: the reporting one, else the one its amounts are in; nil with notes saying why when they
+    /// are in several, and notes naming the amounts no exchange rate converted.
+    static func currency(of currencies: Set<String>, target: String?, unconverted: Set<String>) -> (currency: String?, notes: [String]) {
+        var notes: [String] = []
+        var currency: String? = target ?? (currencies.count == 1 ? currencies.first : nil)
+        if target == nil, currencies.count > 1 {
+            notes.append("amounts in \(currencies.sorted().joined(separator: " and ")): give currency= with exchange rates to see them together")
+            currency = nil
+        }
+        if !unconverted.isEmpty { notes.append("no exchange rate for \(unconverted.sorted().joined(separator: ", ")); those amounts are left out") }
+        return (currency, notes)
     }
 
     /// `value` rounded half-even to `places` decimals, written without trailing zeros beyond two for amounts.
