@@ -21,6 +21,14 @@ for vector in examples["vectors"]:
 seeds["postback"].append((root / "Tests/PostbackTests/Fixtures/aak-dev1.json").read_bytes())
 for schema in sorted((root / "examples/schemas").glob("*.json")):
     seeds["schema"].append(schema.read_bytes())
+# A schema with dated mappings (docs/schemas.md#dated-mappings), two of them overlapping in the second network's list.
+seeds["schema"].append(json.dumps({"format": "countersign.conversion-schema/1", "app": "1108187390", "currency": "USD",
+    "source-mappings": {"example123.skadnetwork": [
+        {"source-identifier": "7", "start-date": "2026-01-01", "end-date": "2026-03-31", "campaign-id": "C-100", "campaign-name": "Spring"},
+        {"source-identifier": "7", "start-date": "2026-04-01", "campaign-id": "C-200", "country": "US", "publisher-id": " Example.COM "}],
+        "other.adattributionkit": [{"source-identifier": "12", "start-date": "2026-01-01", "campaign-id": "X"},
+                                   {"source-identifier": "12", "start-date": "2026-02-01", "campaign-id": "Y"}]},
+    "versions": [{"version": 1, "effective-from": "2026-01-01T00:00:00Z", "install": {"windows": {"0": {"fine": {"values": [{"range": [0, 63], "events": [{"name": "open"}]}]}}}}}]}).encode())
 seeds["iad"].append(json.dumps({"Version3.1": {
     "iad-attribution": "true", "iad-org-id": "40669820", "iad-campaign-id": "542370539", "iad-campaign-name": "campaign name",
     "iad-conversion-type": "newdownload", "iad-click-date": "2020-08-04T17:17:00Z", "iad-adgroup-id": "542317095",
