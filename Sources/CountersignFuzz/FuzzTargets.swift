@@ -55,6 +55,15 @@ enum FuzzTargets {
                 }
             }
         },
+        // A published list of ad network ids and names: each id read once, in Apple's shape, with a name that passes
+        // the rule every name does.
+        "networks": { bytes in
+            guard let list = try? AdNetworkList.parse(bytes) else { return }
+            guard Set(list.entries.map(\.adNetworkID)).count == list.entries.count else { fatalError("an id was read twice: \(list.entries)") }
+            for entry in list.entries where !isAdNetworkID(entry.adNetworkID) || LabelText.hasRefused(entry.name) || entry.name.isEmpty {
+                fatalError("an entry no name check would pass was read: \(entry)")
+            }
+        },
         // An app's Info.plist (XML or binary) or Expo app.json, through every check of `setup check`.
         "plist": { bytes in
             guard case .success(let contents) = SetupFile.read(bytes), let root = contents.root else { return }

@@ -24,6 +24,10 @@ public struct TrialPlan: Sendable {
     /// Postbacks due after this moment are not sent yet: the last installs' later windows are still to come.
     public var now: Date
     public var seed: UInt64
+    /// The kind of app, whose revenue curve installs follow where ``worth`` knows the app's values.
+    public var genre: TrialGenre = .casualGame
+    /// Each app's values and what its schema says they are worth. An app without one gets values at random, skewed low.
+    public var worth: [Int64: TrialValueWorth] = [:]
 
     /// A plan with the defaults a quick start uses: two networks (one billing in EUR), three campaigns, four countries.
     public init(apps: [Int64], start: Date, days: Int, installsPerDay: Int = 40, now: Date = Date(), seed: UInt64 = 1,
@@ -53,6 +57,15 @@ public struct TrialNetwork: Sendable, Equatable {
         self.currency = currency
         self.costPerInstallMicros = costPerInstallMicros
         self.overClaim = overClaim
+    }
+
+    /// Networks buying installs of `genre` at its cost per install, each at its own premium or discount (10% above,
+    /// 10% below, 25% above, in turn), billing in `currencies` in turn; the first claims 10% more installs than it drove.
+    public static func buying(_ genre: TrialGenre, ids: [String], currencies: [String]) -> [TrialNetwork] {
+        ids.enumerated().map { index, id in
+            let cost = Int64((Double(genre.costPerInstallMicros) * [1.1, 0.9, 1.25][index % 3] / 10_000).rounded()) * 10_000
+            return TrialNetwork(id: id, currency: currencies[index % currencies.count], costPerInstallMicros: cost, overClaim: index == 0 ? 0.10 : 0)
+        }
     }
 
     /// Two networks: one in US dollars that claims 10% more installs than it drove, one in euros that claims exactly.
@@ -98,6 +111,9 @@ public struct TrialLedger: Sendable {
         public let campaign: String
         public let country: String
         public let reEngagement: Bool
+        /// What the user spent within windows 0, 1 and 2, by the genre's curve; empty when the app's values were drawn
+        /// without a schema to follow.
+        public let spent: [Double]
     }
 
     public var sent: [Sent] = []
@@ -153,10 +169,15 @@ public enum Trial {
                 let legacy = family == .skan && roll(10) == 0
                 let reEngagement = family == .aak && roll(10) == 0
                 let index = ledger.installs.count
-                ledger.installs.append(.init(time: time, app: app, network: network.id, campaign: campaign, country: country, reEngagement: reEngagement))
                 let source = campaign + String(1 + roll(3)) + String(1 + roll(4))
                 let digits = tier >= 3 ? source : tier == 2 ? String(source.prefix(3)) : campaign
+                // A later window has a postback only when the user came back in it (60% and 40% do).
                 let windows = legacy ? [0] : [0] + (roll(10) < 6 ? [1] : []) + (roll(10) < 4 ? [2] : [])
+                // Users spend only in windows they came back in, so those who do spend the curve's share of the rest.
+                let worth = plan.worth[app], spent = worth == nil ? [] : (0...2).map { window in
+                    windows.contains(window) ? plan.genre.spend(window: window, activeShare: [1, 0.6, 0.4][window], using: &random) : 0
+                }
+                ledger.installs.append(.init(time: time, app: app, network: network.id, campaign: campaign, country: country, reEngagement: reEngagement, spent: spent))
                 let identifier = random.uuid()
                 for window in windows {
                     // Apple's timers: the window ends (48 h, 7 days, 35 days after first launch), then 24-48 h or
@@ -165,11 +186,16 @@ public enum Trial {
                     let arrival = time.addingTimeInterval(delay)
                     guard arrival <= plan.now else { continue }
                     var fine: Int?, coarse: String?
-                    // Most users do little: low values far more often than high ones, as in a real app.
+                    // With a schema to follow, the value that holds what the install spent in this window.
                     if window == 0, tier >= 2, roll(10) < 9 {
-                        fine = Int(pow(Double(roll(10_000)) / 10_000, 3) * 64)
+                        if let worth { fine = TrialValueWorth.pick(worth.fine[window], amount: spent[window], using: &random) } else {
+                            // Most users do little: low values far more often than high ones, as in a real app.
+                            fine = Int(pow(Double(roll(10_000)) / 10_000, 3) * 64)
+                        }
                     } else if tier >= 1, roll(10) < 8 {
-                        coarse = ["low", "low", "low", "low", "low", "low", "medium", "medium", "medium", "high"][roll(10)]
+                        if let worth { coarse = TrialValueWorth.pick(worth.coarse[window], amount: spent[window], using: &random) } else {
+                            coarse = ["low", "low", "low", "low", "low", "low", "medium", "medium", "medium", "high"][roll(10)]
+                        }
                     }
                     let body: [UInt8], dedup: String
                     switch family {
@@ -194,7 +220,7 @@ public enum Trial {
                         fields.campaignID = Int64(campaign)!
                         fields.sourceIdentifier = window == 0 ? digits : campaign
                         fields.postbackSequenceIndex = window
-                        fields.conversionValue = legacy ? (tier >= 2 ? fine ?? roll(64) : nil) : fine
+                        fields.conversionValue = legacy ? (tier >= 2 ? fine ?? worth.flatMap { TrialValueWorth.pick($0.fine[0], amount: spent[0], using: &random) } ?? roll(64) : nil) : fine
                         fields.coarseConversionValue = legacy ? nil : coarse
                         fields.countryCode = tier == 3 && !legacy ? country : nil
                         fields.sourceAppID = tier >= 3 || (legacy && tier >= 2) ? 1_234_567_891 : nil

@@ -40,6 +40,28 @@ import TestSupport
         }
     }
 
+    /// Finding 13: `--last 4w` counts back whole days from today, so it can start mid-week; a relative period says on
+    /// stderr which days, weekdays and zone it resolved to, and a period of weeks that does not start on a Monday says so.
+    @Test func aRelativePeriodNamesItsDaysWeekdaysAndZone() throws {
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        // 23:30 UTC on the 25th is Thursday the 26th in Berlin: 4w is the 28 days from Friday 30 October.
+        let weeks = try PeriodOptions.parse(["--last", "4w"])
+        #expect(weeks.note(try weeks.pairs(now: Self.now, zone: berlin), zone: berlin)
+            == "period: Fri 2026-10-30 to Thu 2026-11-26 in Europe/Berlin (28 days with today; 4w counts back from today, not calendar weeks: --from with a Monday gives whole weeks)")
+        let days = try PeriodOptions.parse(["--last", "7d"])
+        #expect(days.note(try days.pairs(now: Self.now, zone: berlin), zone: berlin) == "period: Fri 2026-11-20 to Thu 2026-11-26 in Europe/Berlin (7 days with today)")
+        // Four weeks back from a Sunday starts on a Monday: whole weeks, nothing to warn of.
+        let sunday = Timestamp.parse("2026-11-29T12:00:00Z")!, utc = TimeZone(identifier: "UTC")!
+        #expect(weeks.note(try weeks.pairs(now: sunday, zone: utc), zone: utc) == "period: Mon 2026-11-02 to Sun 2026-11-29 in UTC (28 days with today)")
+        let open = try PeriodOptions.parse(["--from", "7d"])
+        #expect(open.note(try open.pairs(now: Self.now, zone: utc), zone: utc) == "period: from Wed 2026-11-18 in UTC")
+        let relativeEnd = try PeriodOptions.parse(["--from", "2026-11-01", "--to", "today"])
+        #expect(relativeEnd.note(try relativeEnd.pairs(now: Self.now, zone: utc), zone: utc) == "period: Sun 2026-11-01 to Tue 2026-11-24 in UTC")
+        // Dates written out are what the reader typed: nothing to say.
+        let written = try PeriodOptions.parse(["--from", "2026-11-01", "--to", "2026-11-08"])
+        #expect(written.note(try written.pairs(now: Self.now, zone: utc), zone: utc) == nil)
+    }
+
     /// A month of trial traffic for the example game, with its claims imported: a copy of its own for each test, of
     /// one made by the CLI once per test process.
     static func trial() async throws -> String {
@@ -118,6 +140,7 @@ import TestSupport
         let absolute = try await countersign(["report", "--by", "day", "--from", start, "--to", today, "--format", "csv", "--database", database])
         #expect(relative.status == 0 && absolute.status == 0, "\(relative.stderr)\(absolute.stderr)")
         #expect(relative.stdout == absolute.stdout)
+        #expect(relative.stderr.hasPrefix("countersign: period: ") && !absolute.stderr.contains("period: "), "\(relative.stderr)")
         #expect(relative.stdout.split(separator: "\r\n").count > 2, "the trial's last weeks are within \(days) days")
         let both = try await countersign(["report", "--last", "7d", "--to", "today", "--database", database])
         #expect(both.status == 2 && both.stderr.split(separator: "\n").count == 1)

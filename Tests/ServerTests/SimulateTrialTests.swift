@@ -1,3 +1,4 @@
+import ConversionSchema
 import Foundation
 import JWS
 import Postback
@@ -38,7 +39,10 @@ import TestSupport
         let summary = try #require(try JSONParser.parse(Array(run.stdout.utf8)).object)
         #expect(summary["apps"] == .array([.number(String(app))]), "the app with a schema is the default")
 
-        let plan = TrialPlan(apps: [app], start: start, days: 30, installsPerDay: 20, now: Date(), seed: 3)
+        // The run follows the app's schema with the default genre's curve.
+        var plan = TrialPlan(apps: [app], start: start, days: 30, installsPerDay: 20, now: Date(), seed: 3)
+        plan.genre = .casualGame
+        plan.worth = [app: TrialWriter.worth(try #require(SchemaReader.check(try ExampleSchema.document("game")).schema), at: start)]
         let ledger = try Trial.generate(plan, key: key, keyID: "countersign-simulator/0", forger: try ECPrivateKey.generate())
         #expect(summary["installs"]?.wholeNumber == Int64(ledger.installs.filter { !$0.reEngagement }.count))
         #expect(Set(ledger.installs.map { Timestamp.format($0.time).prefix(10) }).count == 30, "installs on each of the 30 days")
@@ -70,6 +74,43 @@ import TestSupport
         guard case .array(let networks)? = try JSONParser.parse(Array(performance.stdout.utf8)).object?["rows"] else { Issue.record("no performance"); return }
         let over = networks.compactMap(\.object).first { $0["ad_network"]?.string == "example123.skadnetwork" }
         #expect((over?["claimed_installs"]?.wholeNumber ?? 0) > (over?["installs"]?.wholeNumber ?? 0))
+    }
+
+    /// Issue 49, deliverable 8: a trial's installs spend what the genre's published curve says (docs/cli.md#trial-revenue),
+    /// and each postback carries the value the app would send for it: the one whose revenue range in the schema holds
+    /// what the install spent in the postback's window (the nearest range when none does), decoded here by the schema.
+    @Test(arguments: TrialGenre.allCases) func installsSpendTheGenresCurveAndSendTheValuesThatHoldIt(genre: TrialGenre) throws {
+        let app: Int64 = 1_108_187_390
+        let schema = try #require(SchemaReader.check(try ExampleSchema.document(genre == .subscription ? "subscription" : "game")).schema)
+        // Both schemas' first versions are in force from here to the last window.
+        let start = Timestamp.parse("2026-06-08T00:00:00Z")!
+        var plan = TrialPlan(apps: [app], start: start, days: 30, installsPerDay: 400, now: start.addingTimeInterval(90 * 86_400), seed: 5)
+        plan.genre = genre
+        plan.worth = [app: TrialWriter.worth(schema, at: start)]
+        let ledger = try Trial.generate(plan, key: try ECPrivateKey.generate(), keyID: "countersign-simulator/0", forger: try ECPrivateKey.generate())
+        let installs = ledger.installs.filter { !$0.reEngagement }
+        for window in 0...2 {
+            let perInstall = installs.map { $0.spent[...window].reduce(0, +) }.reduce(0, +) / Double(installs.count)
+            #expect(abs(perInstall / genre.revenuePerInstall[window] - 1) < 0.2, "\(genre) by window \(window): \(perInstall) per install")
+        }
+        var checked = 0
+        for sent in ledger.sent where sent.kind == .original {
+            let outer = try #require(try JSONParser.parse(sent.body).object), fields = try Self.fields(sent.body)
+            guard fields["did-win"]?.bool ?? true, fields["conversion-type"]?.string != "re-engagement" else { continue }
+            let window = Int(fields["postback-sequence-index"]?.int64 ?? 0)
+            let fine = outer["conversion-value"]?.int64.map(Int.init), coarse = outer["coarse-conversion-value"]?.string.flatMap(CoarseValue.Level.init(rawValue:))
+            guard fine != nil || coarse != nil else { continue }
+            func distance(fine: Int?, coarse: CoarseValue.Level?) -> Double? {
+                guard case .success(let decoded) = SchemaDecoder.decode(schema, conversionClass: .install, window: window, fine: fine, coarse: coarse,
+                                                                        sourceIdentifier: nil, at: start), decoded.defined else { return nil }
+                let spent = ledger.installs[sent.install].spent[window]
+                return max(0, (decoded.revenue?.min ?? 0) - spent, spent - (decoded.revenue?.max ?? 0))
+            }
+            let nearest = fine != nil ? (0...63).compactMap { distance(fine: $0, coarse: nil) }.min() : CoarseValue.Level.allCases.compactMap { distance(fine: nil, coarse: $0) }.min()
+            #expect(distance(fine: fine, coarse: coarse) == nearest, "\(genre): window \(window) sent \(fine.map(String.init) ?? coarse?.rawValue ?? "") for \(ledger.installs[sent.install].spent[window])")
+            checked += 1
+        }
+        #expect(checked > 5_000, "\(checked) values checked")
     }
 
     /// A trial ending today holds only what has arrived: no original, copy or fake is stamped after the run's "now".

@@ -4,6 +4,7 @@ import Testing
 import JWS
 import Postback
 import PostbackMint
+import Spend
 @testable import Store
 import TestSupport
 
@@ -90,5 +91,55 @@ import TestSupport
             try await store.names.setSourceName(app: Self.app, adNetwork: "alpha.adattributionkit", level: .campaign, digits: "123", name: "x")
         }
         await #expect(throws: NameRegistry.Problem.self) { try await store.names.setAdNetwork("alpha.adattributionkit", name: "") }
+    }
+
+    /// A list in the layout networks publish: two lists in one file, an id with capitals and a space, a repeat, a
+    /// conflicting name, and entries no network id or name can come from.
+    static let publishedList = """
+        [{"company_name": "Example SDK", "skadnetwork_ids": [
+          {"entity_name": "Alpha Ads Ltd", "skadnetwork_id": "alpha12345.skadnetwork", "creation_date": "2020-08-14T00:00:00.000Z"},
+          {"entity_name": " Beta Inc.", "skadnetwork_id": "BETA123456.skadnetwork "},
+          {"entity_name": "Alpha Ads Ltd", "skadnetwork_id": "alpha12345.skadnetwork"},
+          {"entity_name": "Alpha Other", "skadnetwork_id": "alpha12345.skadnetwork"},
+          {"entity_name": "Nobody", "skadnetwork_id": "not an id"},
+          {"skadnetwork_id": "gamma12345.skadnetwork"},
+          {"entity_name": "Bad\\u202Ename", "skadnetwork_id": "delta12345.skadnetwork"}]},
+         {"skadnetwork_ids": [{"entity_name": "Epsilon", "skadnetwork_id": "eps1234567.skadnetwork"}]}]
+        """
+
+    /// Finding 13 (issue 49): reports showed `ludvb6z3bs.skadnetwork` until someone typed each company's name. A list as
+    /// networks publish it is read with each skipped entry and why.
+    @Test func aPublishedListIsReadWithWhatItSkips() throws {
+        let list = try AdNetworkList.parse(Array(Self.publishedList.utf8))
+        #expect(list.entries == [AdNetworkList.Entry(adNetworkID: "alpha12345.skadnetwork", name: "Alpha Ads Ltd"),
+                                 AdNetworkList.Entry(adNetworkID: "beta123456.skadnetwork", name: "Beta Inc."),
+                                 AdNetworkList.Entry(adNetworkID: "eps1234567.skadnetwork", name: "Epsilon")])
+        // The repeat with the same name is no problem; the other four are, each at its place in the file.
+        #expect(list.skipped.map(\.entry) == [4, 5, 6, 7], "\(list.skipped)")
+        #expect(list.skipped[0].reason.contains("\"Alpha Ads Ltd\" earlier"), "\(list.skipped[0])")
+        for text in ["", "{}", "[1, 2]", "{\"skadnetwork_ids\": 3}", "not json"] {
+            #expect(throws: AdNetworkList.Problem.self, "\(text)") { try AdNetworkList.parse(Array(text.utf8)) }
+        }
+        let many = "{\"skadnetwork_ids\": [" + Array(repeating: "{}", count: AdNetworkList.maximumEntries + 1).joined(separator: ",") + "]}"
+        #expect(throws: AdNetworkList.Problem.self) { try AdNetworkList.parse(Array(many.utf8)) }
+    }
+
+    @Test(arguments: TestEngine.allCases) func importingAListNamesNetworksAndKeepsNamesPeopleGave(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.names.setAdNetwork("beta123456.skadnetwork", name: "Beta (our name)")
+        let entries = try AdNetworkList.parse(Array(Self.publishedList.utf8)).entries
+        #expect(try await store.names.importAdNetworks(entries, replace: false) == .init(added: 2, renamed: 0, kept: 1, unchanged: 0))
+        func names() async throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try await store.names.adNetworks().map { ($0.adNetworkID, $0.name) })
+        }
+        #expect(try await names() == ["alpha12345.skadnetwork": "Alpha Ads Ltd", "beta123456.skadnetwork": "Beta (our name)", "eps1234567.skadnetwork": "Epsilon"])
+        // Imported again, nothing changes; with replace, the list's name wins.
+        #expect(try await store.names.importAdNetworks(entries, replace: false) == .init(added: 0, renamed: 0, kept: 1, unchanged: 2))
+        #expect(try await store.names.importAdNetworks(entries, replace: true) == .init(added: 0, renamed: 1, kept: 0, unchanged: 2))
+        #expect(try await names()["beta123456.skadnetwork"] == "Beta Inc.")
+        await #expect(throws: NameRegistry.Problem.self) {
+            try await store.names.importAdNetworks([AdNetworkList.Entry(adNetworkID: "Bad Id", name: "x")], replace: false)
+        }
+        #expect(try await names().count == 3, "a refused list changes nothing")
     }
 }

@@ -7,7 +7,7 @@ import sys
 root = pathlib.Path(__file__).resolve().parents[2]
 out = pathlib.Path(sys.argv[1])
 examples = json.loads((root / "Tests/PostbackTests/Fixtures/apple-examples.json").read_text())
-seeds = {name: [] for name in ("postback", "jws", "skan", "schema", "iad", "revenue", "plist", "mappings")}
+seeds = {name: [] for name in ("postback", "jws", "skan", "schema", "iad", "revenue", "plist", "mappings", "networks")}
 for vector in examples["vectors"]:
     if "postback" in vector:
         body = json.dumps(vector["postback"]).encode()
@@ -36,6 +36,11 @@ seeds["iad"].append(json.dumps({"Version3.1": {
 seeds["mappings"].append(b"Start Date,End Date,SKCampaignId,Country,Publisher ID,Campaign ID,Campaign Name,Ad Group ID,Ad Group Name,Creative ID,Creative Name\n"
                          b"2026-01-01,2026-03-31,7,,,C-100,Spring,,,,\n2026-04-01,,7,,,C-200,Summer,AG-1,Video,CR-1,Square\n2026-01-01,,7,US,,C-300,Spring US,,,,\n"
                          b"2026-01-01,,1234,,com.example.app,C-400,\"Quoted, name\",,,,\n")
+# A published list of ad network ids (docs/cli.md#names): a repeat, a conflict, capitals, a refused name.
+seeds["networks"].append(json.dumps([{"company_name": "Example", "skadnetwork_ids": [
+    {"entity_name": "Alpha", "skadnetwork_id": "alpha12345.skadnetwork"}, {"entity_name": "Alpha", "skadnetwork_id": "alpha12345.skadnetwork"},
+    {"entity_name": "Other", "skadnetwork_id": "alpha12345.skadnetwork"}, {"entity_name": " Beta ", "skadnetwork_id": "BETA123456.skadnetwork "},
+    {"entity_name": "Bad\u202ename", "skadnetwork_id": "gamma12345.skadnetwork"}, {"skadnetwork_id": "delta12345.skadnetwork"}]}]).encode())
 seeds["revenue"].append((root / "examples/revenue.csv").read_bytes())
 seeds["revenue"].append(b"user,hours_since_install,amount,currency,date,event\nu1,0,0,USD,,install\nu1,50,4.99,EUR,2026-11-03,purchase\nu2,900,1,USD,,\n")
 for fixture in sorted((root / "Tests/AppSetupTests/Fixtures").iterdir()):

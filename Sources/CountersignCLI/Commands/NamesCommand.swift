@@ -17,7 +17,7 @@ struct NamesCommand: AsyncParsableCommand {
         Example: countersign names set-network su67r6k2v3.skadnetwork "Northwind Ads"
                  countersign names set --app 1108187390 --ad-network su67r6k2v3.skadnetwork --level campaign --digits 12 "Spring sale"
         """,
-        subcommands: [Networks.self, SetNetwork.self, RemoveNetwork.self, List.self, Set.self, Remove.self, Mappings.self, ImportMappings.self]
+        subcommands: [Networks.self, SetNetwork.self, ImportNetworks.self, RemoveNetwork.self, List.self, Set.self, Remove.self, Mappings.self, ImportMappings.self]
     )
 
     /// Runs `body`, turning a refused name into a usage error that says what to type.
@@ -59,6 +59,48 @@ struct NamesCommand: AsyncParsableCommand {
         func run() async throws {
             let store = try database.open()
             try await NamesCommand.checked { try await store.names.setAdNetwork(adNetwork, name: name) }
+        }
+    }
+
+    struct ImportNetworks: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import-networks",
+            abstract: "Name ad networks from a list networks publish: skadnetwork_id and entity_name per entry, in JSON.",
+            discussion: """
+            The layout ad networks and SDK vendors publish for Info.plist's SKAdNetworkItems: {"skadnetwork_ids": [{"skadnetwork_id":
+            "...", "entity_name": "..."}]}, or an array of such objects. Names given with set-network are kept unless --replace.
+            Countersign ships no list; use one whose terms suit you (docs/cli.md#names).
+            Example: countersign names import-networks skadnetworks.json
+            """
+        )
+        @OptionGroup var database: DatabaseOption
+        @Argument(help: "The JSON file, or - for standard input.") var file: String
+        @Flag(help: "Rename networks that already have another name.") var replace = false
+
+        func run() async throws {
+            let bytes: [UInt8]
+            if file == "-" { bytes = Array(FileHandle.standardInput.readDataToEndOfFile()) } else {
+                guard let data = FileManager.default.contents(atPath: file) else { throw CLIFailure.usage("cannot read \(file); give a JSON file or -") }
+                bytes = Array(data)
+            }
+            let list: AdNetworkList
+            do { list = try AdNetworkList.parse(bytes) } catch { throw CLIFailure.rejected("\(file): \(error.description)") }
+            let store = try database.open()
+            defer { store.close() }
+            let done = try await store.names.importAdNetworks(list.entries, replace: replace)
+            var answer = JSONObject()
+            answer.set("added", .number(String(done.added)))
+            answer.set("renamed", .number(String(done.renamed)))
+            answer.set("kept", .number(String(done.kept)))
+            answer.set("unchanged", .number(String(done.unchanged)))
+            answer.set("skipped", .array(list.skipped.map { skipped in
+                var entry = JSONObject()
+                entry.set("entry", .number(String(skipped.entry)))
+                entry.set("reason", .string(skipped.reason))
+                return .object(entry)
+            }))
+            print(JSONValue.object(answer).prettyPrinted)
+            if done.kept > 0 { FileHandle.standardError.write(Data("countersign: \(done.kept) networks kept the names they had; --replace renames them\n".utf8)) }
         }
     }
 

@@ -24,7 +24,35 @@ struct PeriodOptions: ParsableArguments {
         }
         let appZone = if tz == nil, let app = app.flatMap({ AppID($0) }) { try await store.apps.timeZone(app: app) } else { String?.none }
         let zone = TimeZone(identifier: tz ?? appZone ?? "UTC") ?? .gmt
-        return (appZone.map { [("tz", $0)] } ?? []) + (try pairs(now: Date(), zone: zone))
+        let resolved = try pairs(now: Date(), zone: zone)
+        if let note = note(resolved, zone: zone) { FileHandle.standardError.write(Data("countersign: \(note)\n".utf8)) }
+        return (appZone.map { [("tz", $0)] } ?? []) + resolved
+    }
+
+    /// The line that names the days a relative period resolved to (`resolved`, from ``pairs(now:zone:)``), with their
+    /// weekdays and `zone`, the last day included; nil when every date was written out. `--last` in weeks counts back
+    /// from today, so it says when the period does not start on a Monday.
+    func note(_ resolved: [(String, String)], zone: TimeZone) -> String? {
+        guard last != nil || [from, to].contains(where: { $0.map(RelativeDay.isRelative) ?? false }) else { return nil }
+        func named(_ day: String) -> String { RelativeDay.weekday(day).map { "\($0) \(day)" } ?? day }
+        let start = resolved.first { $0.0 == "from" }?.1
+        // `to` is excluded: the period's last day is the day before it.
+        let end = resolved.first { $0.0 == "to" }.flatMap { Timestamp.parse($0.1, assuming: .gmt) }.map { RelativeDay.day(-1, from: $0, zone: .gmt) }
+        var text = switch (start, end) {
+        case let (start?, end?): "period: \(named(start)) to \(named(end))"
+        case let (start?, nil): "period: from \(named(start))"
+        case let (nil, end?): "period: up to \(named(end))"
+        case (nil, nil): "period: every day"
+        }
+        text += " in \(zone.identifier == "GMT" ? "UTC" : zone.identifier)"
+        if let last, let days = RelativeDay.days(last) {
+            text += " (\(days) days with today"
+            if last.lowercased().hasSuffix("w"), let start, RelativeDay.weekday(start) != "Mon" {
+                text += "; \(last) counts back from today, not calendar weeks: --from with a Monday gives whole weeks"
+            }
+            text += ")"
+        }
+        return text
     }
 
     /// The `from` and `to` query pairs, relative dates resolved on `now` in `zone`; a one-line usage error for a

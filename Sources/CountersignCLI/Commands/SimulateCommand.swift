@@ -1,5 +1,6 @@
 import CountersignServer
 import ArgumentParser
+import ConversionSchema
 import AsyncHTTPClient
 import Foundation
 import JWS
@@ -27,6 +28,7 @@ struct SimulateCommand: AsyncParsableCommand {
         re-engagements, non-winning postbacks, duplicates, replays, forgeries and unverifiable copies. They are written
         straight into --database with their arrival times, verified with the signing key; --claims-out writes the
         networks' claims and spend for `countersign spend import` (the first network claims 10% more than it drove).
+        Installs spend what --genre earns by day 2, 7 and 35, sent as the values the app's schema gives that revenue.
           countersign simulate --app 1108187390 --days 30 --database data/trial.sqlite --claims-out data/claims.csv
         """
     )
@@ -49,6 +51,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .customLong("country"), help: "A country installs come from (repeatable; default US, DE, GB, JP).") var countries: [String] = []
     @Option(name: .customLong("installs-per-day"), help: "Installs a day over all apps and networks.") var installsPerDay = 40
     @Option(help: "The currency networks given with --ad-network bill in, unless one names its own.") var currency = "USD"
+    @Option(help: "A trial's kind of app, whose revenue curve installs follow: \(TrialGenre.allCases.map(\.rawValue).joined(separator: ", ")) (docs/cli.md#trial-revenue).")
+    var genre = TrialGenre.casualGame.rawValue
     @Option(name: .customLong("claims-out"), help: "Write the networks' claims and spend (the generic layout of docs/spend.md) to this file.") var claimsOut: String?
     @OptionGroup var database: DatabaseOption
 
@@ -83,6 +87,9 @@ struct SimulateCommand: AsyncParsableCommand {
                 throw ValidationError("--country: \(bad) is not a two-letter country code such as US")
             }
             guard CurrencyCode.isKnown(currency) else { throw ValidationError("--currency must be an ISO 4217 code such as USD") }
+            guard TrialGenre(rawValue: genre) != nil else {
+                throw ValidationError("--genre must be \(TrialGenre.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
             return
         }
         guard let count, count > 0 else { throw ValidationError("--count must be positive (or give --days for a trial)") }
@@ -132,12 +139,22 @@ struct SimulateCommand: AsyncParsableCommand {
         let days = self.days ?? 30
         let today = Timestamp.parse(String(Timestamp.format(Date()).prefix(10)))!
         let first = start.flatMap { Timestamp.parse($0) } ?? today.addingTimeInterval(-Double(days) * 86_400)
-        let networks = adNetworks.isEmpty ? TrialNetwork.defaults : adNetworks.enumerated().map { index, text in
-            let (id, billed) = Self.network(text)
-            return TrialNetwork(id: id, currency: billed ?? currency, costPerInstallMicros: [4_800_000, 3_900_000, 6_100_000][index % 3], overClaim: index == 0 ? 0.10 : 0)
-        }
-        let plan = TrialPlan(apps: appIDs, start: first, days: days, installsPerDay: installsPerDay, now: Date(), seed: seed, networks: networks,
+        let genre = TrialGenre(rawValue: self.genre) ?? .casualGame
+        let networks = adNetworks.isEmpty
+            ? TrialNetwork.buying(genre, ids: TrialNetwork.defaults.map(\.id), currencies: TrialNetwork.defaults.map(\.currency))
+            : zip(TrialNetwork.buying(genre, ids: adNetworks.map { Self.network($0).id }, currencies: [currency]), adNetworks).map { network, text in
+                var network = network
+                network.currency = Self.network(text).currency ?? currency
+                return network
+            }
+        var plan = TrialPlan(apps: appIDs, start: first, days: days, installsPerDay: installsPerDay, now: Date(), seed: seed, networks: networks,
                              campaigns: campaignList, countries: countries.isEmpty ? ["US", "DE", "GB", "JP"] : countries)
+        plan.genre = genre
+        for app in appIDs {
+            guard let document = try await store.schemas.document(app: AppID(app)),
+                  let schema = SchemaReader.check(Array(document.document.utf8)).schema else { continue }
+            plan.worth[app] = TrialWriter.worth(schema, at: first)
+        }
         let summary = try await TrialWriter(plan: plan, key: key, keyID: kid).write(into: store)
         if let claimsOut {
             do { try Data(summary.ledger.claimsCSV(plan).utf8).write(to: URL(fileURLWithPath: claimsOut)) } catch {

@@ -1,3 +1,4 @@
+import ConversionSchema
 import CountersignServer
 import Foundation
 import JWS
@@ -17,6 +18,27 @@ struct TrialWriter {
     struct Summary {
         var ledger: TrialLedger
         var dispositions: [String: Int]
+    }
+
+    /// What an app's install values are worth under `schema`'s version in force at `time` (its first version when none
+    /// is yet), window by window: each value's revenue range, 0 to 0 for a value the schema defines without revenue;
+    /// values it leaves undefined are never sent.
+    static func worth(_ schema: ConversionSchema, at time: Date) -> TrialValueWorth {
+        let time = max(time, schema.versions.first?.effectiveFrom ?? time)
+        func range(window: Int, fine: Int?, coarse: CoarseValue.Level?) -> (min: Double, max: Double)? {
+            guard case .success(let decoded) = SchemaDecoder.decode(schema, conversionClass: .install, window: window, fine: fine, coarse: coarse,
+                                                                    sourceIdentifier: nil, at: time), decoded.defined else { return nil }
+            return decoded.revenue.map { ($0.min, $0.max) } ?? (0, 0)
+        }
+        return TrialValueWorth(
+            fine: (0...2).map { window in
+                (0...63).compactMap { value in range(window: window, fine: value, coarse: nil).map { .init(value: value, min: $0.min, max: $0.max) } }
+            },
+            coarse: (0...2).map { window in
+                CoarseValue.Level.allCases.compactMap { level in
+                    range(window: window, fine: nil, coarse: level).map { .init(value: level.rawValue, min: $0.min, max: $0.max) }
+                }
+            })
     }
 
     /// Generates the trial and stores what would have arrived by now, in arrival order, 500 postbacks a transaction

@@ -83,6 +83,38 @@ public struct NameRegistry: Sendable {
         }
     }
 
+    /// What ``importAdNetworks(_:replace:)`` did: ids named for the first time, renamed, kept under the name someone
+    /// gave (without `replace`), and already named as the list names them.
+    public struct AdNetworkImport: Sendable, Equatable {
+        public var added = 0, renamed = 0, kept = 0, unchanged = 0
+    }
+
+    /// Names the ad networks of a published list in one transaction. Ids that already have another name keep it unless
+    /// `replace`, so names typed with `set-network` survive a later import of the list.
+    public func importAdNetworks(_ entries: [AdNetworkList.Entry], replace: Bool) async throws -> AdNetworkImport {
+        for entry in entries {
+            try Self.checkAdNetwork(entry.adNetworkID)
+            try Self.checkName(entry.name)
+        }
+        let now = Timestamp.format(Date())
+        return try await engine.write { db in
+            var given: [String: String] = [:]
+            for row in try db.rows("SELECT ad_network_id, name FROM ad_networks", []) { given[try row.get("ad_network_id")] = try row.get("name") }
+            var result = AdNetworkImport()
+            for entry in entries {
+                switch given[entry.adNetworkID] {
+                case entry.name?: result.unchanged += 1; continue
+                case nil: result.added += 1
+                case _? where replace: result.renamed += 1
+                case _?: result.kept += 1; continue
+                }
+                try db.execute("INSERT INTO ad_networks (ad_network_id, name, updated_at) VALUES (?, ?, ?) "
+                               + "ON CONFLICT (ad_network_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at", [entry.adNetworkID, entry.name, now])
+            }
+            return result
+        }
+    }
+
     /// Removes ad network `id`'s name; false when it had none.
     public func removeAdNetwork(_ id: String) async throws -> Bool {
         try await engine.write { db in try db.execute("DELETE FROM ad_networks WHERE ad_network_id = ?", [id]) > 0 }

@@ -1,4 +1,5 @@
 import Foundation
+import Postback
 
 /// Days relative to today: the words and counts the CLI's date options and the API's `last` take.
 public enum RelativeDay {
@@ -34,6 +35,19 @@ public enum RelativeDay {
         let day = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now)) ?? now
         let parts = calendar.dateComponents([.year, .month, .day], from: day)
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    /// Whether `text` names a day relative to today (`today`, `7d`, `-4w`) rather than a written date.
+    public static func isRelative(_ text: String) -> Bool {
+        resolve(text, now: Date(timeIntervalSince1970: 0), zone: .gmt) != nil
+    }
+
+    /// The weekday of an ISO date (`2026-11-30`) in English, three letters (`Mon`); nil for a date that is not one.
+    public static func weekday(_ isoDay: String) -> String? {
+        guard isoDay.count == 10, let date = Timestamp.parse(isoDay, assuming: .gmt) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        return ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][calendar.component(.weekday, from: date) - 1]
     }
 
     /// The longest `last` period, in days (about 27 years).
