@@ -73,7 +73,7 @@ import TestSupport
         }
         let table = try await countersign(["report", "--database", server.settings.database, "--by", "protocol,day", "--tz", "Europe/Berlin"])
         #expect(table.stdout.hasPrefix("protocol"))
-        #expect(table.stdout.hasSuffix("(days and weeks in Europe/Berlin)\n"))
+        #expect(table.stdout.hasSuffix("(days and weeks by arrival day, in Europe/Berlin)\n"))
         #expect(try await countersign(["report", "--database", server.settings.database, "--by", "nonsense"]).status == 2)
     }
 }

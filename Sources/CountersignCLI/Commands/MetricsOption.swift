@@ -23,6 +23,6 @@ struct MetricsOption: ParsableArguments {
         var seen = Set<String>()
         let metrics = chosen.filter { seen.insert($0).inserted }
         let kept = table.columns.indices.filter { !all.contains(table.columns[$0]) } + metrics.compactMap { table.columns.firstIndex(of: $0) }
-        return ReportTable(columns: kept.map { table.columns[$0] }, rows: table.rows.map { row in kept.map { row[$0] } }, timeZone: table.timeZone)
+        return ReportTable(columns: kept.map { table.columns[$0] }, rows: table.rows.map { row in kept.map { row[$0] } }, timeZone: table.timeZone, dayBasis: table.dayBasis)
     }
 }

@@ -46,7 +46,7 @@ struct PerformanceCommand: AsyncParsableCommand {
                 NSDecimalRound(&result, &value, places, .plain)
                 return .number(Self.fixed(result, places))
             }
-        }, timeZone: table.timeZone)
+        }, timeZone: table.timeZone, dayBasis: table.dayBasis)
     }
 
     /// `value` with exactly `places` decimals.
@@ -62,7 +62,7 @@ struct PerformanceCommand: AsyncParsableCommand {
     static func withTotal(_ table: ReportTable, total: ReportTable, dimensions: Int) -> ReportTable {
         guard dimensions > 0, table.rows.count > 1, let row = total.rows.first else { return table }
         let label: [JSONValue] = [.string("total")] + Array(repeating: .string(""), count: dimensions - 1)
-        return ReportTable(columns: table.columns, rows: table.rows + [label + row], timeZone: table.timeZone)
+        return ReportTable(columns: table.columns, rows: table.rows + [label + row], timeZone: table.timeZone, dayBasis: table.dayBasis)
     }
 
     /// The metrics a table shows when `--metrics` is not given: what an analyst reads first, in 120 columns.

@@ -8,6 +8,7 @@ import Store
 struct ReportFilterOptions: ParsableArguments {
     @OptionGroup var period: PeriodOptions
     @Option(help: "IANA time zone of day and week buckets and of dates without a zone (default: the --app's registered zone, else UTC).") var tz: String?
+    @Option(help: "arrival (the day postbacks arrived, default) or install (the estimated install day): which day --from, --to and day are of.") var basis: String?
     @Option(help: "The advertised app's id.") var app: String?
     @Option(name: .customLong("ad-network"), help: "An ad network id.") var adNetwork: String?
     @Option(name: .customLong("source-prefix"), help: "Source identifiers starting with these digits.") var sourcePrefix: String?
@@ -27,7 +28,7 @@ struct ReportFilterOptions: ParsableArguments {
     func query(_ store: StoreDatabase, by: String? = nil) async throws -> ReportQuery {
         var pairs: [(String, String)] = []
         let options: [(String, String?)] = [
-            ("by", by), ("tz", tz), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
+            ("by", by), ("tz", tz), ("basis", basis), ("app", app), ("ad_network", adNetwork), ("source_prefix", sourcePrefix),
             ("type", type), ("window", window), ("did_win", didWin), ("interaction", interaction), ("country", country),
             ("environment", environment), ("tier", tier), ("protocol", family), ("currency", currency),
         ]

@@ -18,7 +18,7 @@ enum PostbackRoutes {
             let format = try QueryParameters.format(request)
             let table = try await store.reports.intake(query)
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
-                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: DayBasis.arrival.rawValue])
         }
         api.read.get("postbacks/:identifier") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["copies_after", "copies_limit"])

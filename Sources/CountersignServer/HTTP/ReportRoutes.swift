@@ -23,7 +23,7 @@ enum ReportRoutes {
             let table = try await store.reports.report(query)
             // Every format states the zone of its days and weeks; CSV and NDJSON only here.
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
-                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue])
         }
         addExport(to: api, store: store, limiter: limits.export)
         addPull(to: api, store: store, limiter: limits.export)
@@ -68,7 +68,7 @@ enum ReportRoutes {
             // The permit lives in the body's closure: it is released when the last byte is written, when writing fails
             // or is cancelled, or, for an answer never written (HEAD), when the response is freed.
             let permit = try limiter.acquire(key: context.heavyRequestKey)
-            return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
+            return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue],
                             body: ResponseBody { writer in
                 defer { permit.release() }
                 try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson, page: ReportRoutes.exportPage) { bytes in
@@ -95,7 +95,7 @@ enum ReportRoutes {
             guard usable, let template = try await store.deliveryTemplates.named(name) else { throw DeliveryTemplateRoutes.notFound(name) }
             let permit = try limiter.acquire(key: context.heavyRequestKey)
             let contentType = format == .csv ? ReportFormat.csv.contentType : ReportFormat.ndjson.contentType
-            return Response(status: .ok, headers: [.contentType: contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier],
+            return Response(status: .ok, headers: [.contentType: contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue],
                             body: ResponseBody { writer in
                 defer { permit.release() }
                 try await store.pull.write(query, template: template, format: format, page: ReportRoutes.exportPage) { bytes in

@@ -80,7 +80,7 @@ enum SpendRoutes {
                                + "filter by app, ad_network, campaign or country, or group by fewer dimensions")
             }
             let next = page.next.map(PerformanceCursor.encode)
-            var headers: HTTPFields = [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier]
+            var headers: HTTPFields = [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue]
             if let next { headers[.init("Next-After")!] = next }
             let extra = [JSONMember(key: "next_after", value: next.map(JSONValue.string) ?? .null)]
             // The page's text is written in pieces as its rows are, never held whole.
@@ -109,7 +109,7 @@ enum SpendRoutes {
                                + "filter by app, ad_network, campaign or country, or group by fewer dimensions")
             }
             return JSONResponse.make(text: format.render(table), contentType: format.contentType,
-                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier])
+                                     headers: [.init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue])
         }
         api.read.get("spend/imports") { request, context in
             try QueryParameters.refuseUnknown(request, allowed: ["limit", "format"])

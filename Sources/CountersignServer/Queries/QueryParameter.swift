@@ -124,7 +124,7 @@ extension QueryParameter {
 }
 
 extension ReportQuery {
-    /// Parses name/value parameters (`from`, `to`, `tz`, `app`, `ad_network`, `source_prefix`, `type`, `window`,
+    /// Parses name/value parameters (`from`, `to`, `tz`, `basis`, `app`, `ad_network`, `source_prefix`, `type`, `window`,
     /// `did_win`, `interaction`, `country`, `environment`, `tier`, `protocol`, `currency`, `include_uncounted`, `by`).
     /// Unknown names are refused.
     package static func parse(_ parameters: [(String, String)], extraAllowed: Set<String> = []) throws(QueryProblem) -> ReportQuery {
@@ -160,6 +160,9 @@ extension ReportQuery {
             case "protocol": query.family = try QueryParameter.family(name, value)
             case "include_uncounted":
                 query.includeUncounted = try QueryParameter.flag(name, value)
+            case "basis":
+                guard let basis = DayBasis(rawValue: value) else { throw fail("must be arrival or install") }
+                query.basis = basis
             case "by": query.groupBy = try QueryParameter.dimensions(name, value, adding: query.groupBy)
             default: return false
             }

@@ -51,7 +51,7 @@ package enum ReportFormat: String, CaseIterable {
         return cells.map { row in
             let line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: "  ")
             return String(line.reversed().drop { $0 == " " }.reversed())
-        }.joined(separator: "\n") + "\n" + (table.timeZone.map { "(days and weeks in \($0))\n" } ?? "")
+        }.joined(separator: "\n") + "\n" + (table.timeZone.map { zone in "(days and weeks \(table.dayBasis.map { $0.phrase + ", " } ?? "")in \(zone))\n" } ?? "")
     }
 
     /// ``render(_:extra:)`` as UTF-8 bytes: the writer's bytes as they are, with no `String` made of them on the way.
@@ -87,8 +87,9 @@ package enum ReportFormat: String, CaseIterable {
         }
     }
 
-    /// The members JSON adds after the rows: the table's `time_zone`, then `extra`.
+    /// The members JSON adds after the rows: the table's `time_zone` and `day_basis`, then `extra`.
     private static func members(_ table: ReportTable, _ extra: [JSONMember]) -> [JSONMember] {
-        (table.timeZone.map { [JSONMember(key: "time_zone", value: .string($0))] } ?? []) + extra
+        (table.timeZone.map { [JSONMember(key: "time_zone", value: .string($0))] } ?? [])
+            + (table.dayBasis.map { [JSONMember(key: "day_basis", value: .string($0.rawValue))] } ?? []) + extra
     }
 }

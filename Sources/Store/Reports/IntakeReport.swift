@@ -130,6 +130,6 @@ extension ReportReader {
     public func intake(_ query: IntakeQuery) async throws -> ReportTable {
         let (sql, arguments) = query.sql(engine.dialect)
         let rows = try await engine.read { db in try db.rows(sql, arguments, reuse: .once).map { $0.values.map(ReportTable.cell) } }
-        return ReportTable(columns: query.grouping.map(\.rawValue) + ["postbacks"], rows: rows, timeZone: query.timeZone.identifier)
+        return ReportTable(columns: query.grouping.map(\.rawValue) + ["postbacks"], rows: rows, timeZone: query.timeZone.identifier, dayBasis: .arrival)
     }
 }

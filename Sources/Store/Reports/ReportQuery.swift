@@ -199,6 +199,8 @@ public struct ReportQuery: Sendable, Equatable {
     public var currency: String?
     /// The zone of `day` and `week` buckets and of dates and times given without a zone.
     public var timeZone = ReportTimeZone.utc
+    /// Which day `from`, `to`, `day` and `week` are of: the postback's arrival (the default) or its estimated install.
+    public var basis = DayBasis.arrival
     /// Include postbacks that do not count (unverifiable, development); by default only counted ones are reported.
     public var includeUncounted = false
     public var groupBy: [Dimension] = []
@@ -215,6 +217,16 @@ public struct ReportQuery: Sendable, Equatable {
         if columns.isRollup {
             if let from { conditions.append("\(columns.day) >= ?"); arguments.append(String(Timestamp.format(from).prefix(10))) }
             if let to { conditions.append("\(columns.day) < ?"); arguments.append(String(Timestamp.format(to).prefix(10))) }
+        } else if basis == .install {
+            // An estimated install is at most 41 days before its postback arrived: arrival bounds the rows an index finds.
+            if let from {
+                conditions.append("c.received_at >= ? AND c.estimated_install_at >= ?")
+                arguments += [Timestamp.format(from), Timestamp.format(from)]
+            }
+            if let to {
+                conditions.append("c.received_at < ? AND c.estimated_install_at < ?")
+                arguments += [Timestamp.format(to.addingTimeInterval(41 * 86_400)), Timestamp.format(to)]
+            }
         } else {
             if let from { conditions.append("c.received_at >= ?"); arguments.append(Timestamp.format(from)) }
             if let to { conditions.append("c.received_at < ?"); arguments.append(Timestamp.format(to)) }
@@ -245,11 +257,11 @@ public struct ReportQuery: Sendable, Equatable {
         groupBy.contains(.currency) ? groupBy : groupBy + [.currency]
     }
 
-    /// Whether `conversion_rollup` can answer this query exactly: every dimension is a rollup column, days are UTC
-    /// days, and the time range falls on whole UTC days (the rollup's grain).
+    /// Whether `conversion_rollup` can answer this query exactly: days of arrival, every dimension a rollup column, days
+    /// that are UTC days, and a time range on whole UTC days (the rollup's grain).
     public var rollupAnswers: Bool {
         func isMidnight(_ date: Date?) -> Bool { date.map { Timestamp.format($0).hasSuffix("T00:00:00.000Z") } ?? true }
-        return groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to) && (timeZone.isUTC || !groupBy.contains { $0 == .day || $0 == .week })
+        return basis == .arrival && groupBy.allSatisfy(\.inRollup) && isMidnight(from) && isMidnight(to) && (timeZone.isUTC || !groupBy.contains { $0 == .day || $0 == .week })
     }
 
     /// The metrics every report row carries, in order (``ReportMetric``); `revenue_*` are exact decimals in the row's
@@ -337,6 +349,8 @@ public struct ReportQuery: Sendable, Equatable {
             // An estimated install is at most 41 days before its postback arrived.
             columns.installDay = timeZone.day(of: "c.estimated_install_at", from: from?.addingTimeInterval(-41 * 86_400), to: to, dialect: dialect)
         }
+        // On the install basis, `day` and `week` are the estimated install's.
+        if basis == .install { columns.day = columns.installDay }
         let (whereSQL, arguments) = whereClause(columns)
         let (grouping, tail) = groupAndOrder(columns, dialect)
         let byEvent = groupBy.contains(.event)

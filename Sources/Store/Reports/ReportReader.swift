@@ -21,7 +21,7 @@ public struct ReportReader: Sendable {
                 return cells
             }
         }
-        return ReportTable(columns: columns, rows: rows, timeZone: query.timeZone.identifier)
+        return ReportTable(columns: columns, rows: rows, timeZone: query.timeZone.identifier, dayBasis: query.basis)
     }
 
     /// Stored conversions, oldest first, after the `after` id cursor; at most `limit`.
@@ -91,12 +91,15 @@ public struct ReportTable: Sendable {
     public let rows: [[JSONValue]]
     /// The IANA zone of the table's `day` and `week` values, for tables that have them.
     public let timeZone: String?
+    /// Which day the table's days and period are of, for tables that count postbacks by day.
+    public let dayBasis: DayBasis?
 
     /// Creates a table.
-    public init(columns: [String], rows: [[JSONValue]], timeZone: String? = nil) {
+    public init(columns: [String], rows: [[JSONValue]], timeZone: String? = nil, dayBasis: DayBasis? = nil) {
         self.columns = columns
         self.rows = rows
         self.timeZone = timeZone
+        self.dayBasis = dayBasis
     }
 
     /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.

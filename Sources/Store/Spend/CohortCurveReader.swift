@@ -32,7 +32,7 @@ public struct CohortCurveReader: Sendable {
             .sorted { PerformanceReader.precedes($0.cells, $1.cells) }
             .map { $0.cells + $0.curve.cells(target: query.currency) }
         return ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + CohortMetric.allCases.map(\.rawValue), rows: rows,
-                           timeZone: query.timeZone.identifier)
+                           timeZone: query.timeZone.identifier, dayBasis: .install)
     }
 }
 

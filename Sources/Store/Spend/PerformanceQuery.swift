@@ -26,12 +26,7 @@ public struct PerformanceQuery: Sendable, Equatable {
     }
 
     /// Which day a postback counts on.
-    public enum Basis: String, Sendable, CaseIterable {
-        /// The estimated day of the install it reports (docs/metrics.md): cohorts, comparable with the network's days.
-        case install
-        /// The day it arrived.
-        case arrival
-    }
+    public typealias Basis = DayBasis
 
     public var from: Date?
     public var to: Date?

@@ -52,7 +52,7 @@ public struct PerformanceReader: Sendable {
             return row.cells + row.group.cells(target: query.currency, maturity: maturity)
         }
         let table = ReportTable(columns: query.groupBy.map(\.rawValue) + ["currency"] + PerformanceMetric.allCases.map(\.rawValue), rows: rows,
-                                timeZone: query.timeZone.identifier)
+                                timeZone: query.timeZone.identifier, dayBasis: query.basis)
         return Page(table: table, next: shown > 0 && shown < ordered.count ? ordered[shown - 1].cells : nil)
     }
 
