@@ -227,11 +227,12 @@ def main():
         browser.screenshot("wrong-key")
         driver.get_log("browser")  # the refused request logs a 401, which is expected here
 
-        # Signed in: the overview equals /v1/intake and /v1/reports.
+        # Signed in: the overview equals /v1/intake and /v1/reports on its basis, the estimated install day.
         driver.find_element(By.NAME, "key").send_keys(server.key)
         driver.find_element(By.CSS_SELECTOR, "#sign-in button").click()
         browser.rendered("overview")
-        by_day = server.api("reports", {"by": "day,protocol"})["rows"]
+        check("Days by estimated install day" in driver.find_element(By.CSS_SELECTOR, "section[aria-label=Totals] .note").text, "the overview names its day basis")
+        by_day = server.api("reports", {"by": "day,protocol", "basis": "install"})["rows"]
         intake = server.api("intake", {"by": "day,status"})["rows"]
         check(number(browser.tile("counted")) == sum(row["postbacks"] for row in by_day), "the counted tile equals the report's postbacks")
         check(number(browser.tile("installs")) == sum(row["installs"] for row in by_day), "the installs tile equals the report's installs")
@@ -245,7 +246,7 @@ def main():
         same_rows(browser.table("rejected"), server.api("intake", {"status": "rejected", "by": "reason"})["rows"], ["reason", "postbacks"], "rejected table")
         protocols = browser.chart("chart-protocols")
         check(sum(sum(dataset["data"]) for dataset in protocols["datasets"]) == sum(row["postbacks"] for row in by_day), "the protocol chart adds up to the report")
-        tiers = server.api("reports", {"by": "tier"})["rows"]
+        tiers = server.api("reports", {"by": "tier", "basis": "install"})["rows"]
         check(sum(browser.chart("chart-tiers")["datasets"][0]["data"]) == sum(row["postbacks"] for row in tiers), "the tier chart adds up to the report")
         shown = driver.find_element(By.CSS_SELECTOR, '[data-kpi="counted"] .value').text
         check("," in shown or len(shown) <= 3, f"counts carry thousands separators: {shown!r}")
@@ -256,14 +257,22 @@ def main():
         options = {option.get_attribute("value"): option.text for option in driver.find_elements(By.CSS_SELECTOR, "select[name=app] option")}
         check(EUR_APP in options and FORGED_APP not in options, f"the app filter holds apps Apple signed for, never a forger's: {sorted(options)}")
         check(options[EUR_APP] == f"Subscription ({EUR_APP})", f"the app filter shows names: {options[EUR_APP]!r}")
-        # Revenue per currency equals the report's; in dollars (Money in), eCPI and ROAS equal the performance report's.
+        # The tiles agree with the Performance page for the same filters (finding 10): installs, and revenue of installs.
+        performance = server.api("performance", {"by": "ad_network"})["rows"]
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in performance) > 0, "the overview's installs are performance's")
+        # Revenue of installs per currency equals the report's; in dollars (Money in), revenue, eCPI and ROAS equal the
+        # performance report's.
         revenue = {}
-        for row in server.api("reports", {"by": "protocol"})["rows"]:
+        for row in server.api("reports", {"by": "protocol", "type": "install", "basis": "install"})["rows"]:
             if row["currency"]:
                 revenue[row["currency"]] = revenue.get(row["currency"], 0) + number(row["revenue_mid"])
         check(len(revenue) == 2, f"revenue in two currencies: {revenue}")
         for code, value in revenue.items():
             check(abs(number(browser.tile(f"revenue_{code}")) - value) < 1e-4, f"the {code} revenue tile equals the report")
+        # Days still receiving first-window postbacks are grey on the daily bars, as performance marks them.
+        young = {row["day"] for row in server.api("performance", {"by": "day"})["rows"] if row["window_0_maturity"] != "closed"}
+        colours = driver.execute_script("const c = Chart.getChart('chart-installs'); return [c.data.labels, c.data.datasets[0].backgroundColor]")
+        check(young and {day for day, colour in zip(*colours) if colour == "#c5ccd3"} == young & set(colours[0]), f"grey days are the young ones: {young}")
         driver.find_element(By.XPATH, "//p[@data-picker='currency']/a[text()='USD']").click()
         browser.wait.until(lambda d: "currency=USD" in d.current_url)
         browser.rendered("overview")
@@ -281,7 +290,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
         browser.wait.until(lambda d: f"app={EUR_APP}" in d.current_url)
         browser.rendered("overview")
-        filtered = server.api("reports", {"by": "day,protocol", "app": EUR_APP})["rows"]
+        filtered = server.api("reports", {"by": "day,protocol", "app": EUR_APP, "basis": "install"})["rows"]
         after = number(browser.tile("counted"))
         check(after == sum(row["postbacks"] for row in filtered) and after != before, f"filtering by app changes the count from {before} to {after}")
         check({row["currency"] for row in browser.table("protocols")} == {"EUR"}, "the EUR app's rows are in EUR")
@@ -305,11 +314,11 @@ def main():
             browser.wait.until(lambda d: f"range={preset}" in d.current_url)
             browser.rendered("overview")
             end = (datetime.date.fromisoformat(last) + datetime.timedelta(days=1)).isoformat()
-            shown = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": first, "to": end})["rows"]
+            shown = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": first, "to": end, "basis": "install"})["rows"]
             check(number(browser.tile("installs")) == sum(row["installs"] for row in shown), f"{preset}: installs from {first} to {end} (exclusive)")
             length = (datetime.date.fromisoformat(end) - datetime.date.fromisoformat(first)).days
             earlier = (datetime.date.fromisoformat(first) - datetime.timedelta(days=length)).isoformat()
-            previous = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": earlier, "to": first})["rows"]
+            previous = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": earlier, "to": first, "basis": "install"})["rows"]
             shown_previous = driver.execute_script("return document.querySelector('[data-kpi=\"installs\"]').dataset.previous")
             check(number(shown_previous) == sum(row["installs"] for row in previous), f"{preset}: the previous period is {earlier} to {first}")
         check(number(browser.tile("installs")) > 0, "the last 30 days have installs")
@@ -328,7 +337,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
         browser.wait.until(lambda d: "range=custom" in d.current_url and f"to={day(-3)}" in d.current_url)
         browser.rendered("overview")
-        one = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": day(-3), "to": day(-2)})["rows"]
+        one = server.api("reports", {"by": "protocol", "app": EUR_APP, "from": day(-3), "to": day(-2), "basis": "install"})["rows"]
         check(number(browser.tile("installs")) == sum(row["installs"] for row in one) > 0, "a single day shows its installs")
         # All time again after a preset: no days, the whole history.
         Select(driver.find_element(By.NAME, "range")).select_by_value("")
@@ -337,7 +346,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
         browser.wait.until(lambda d: "range=" not in d.current_url and "from=" not in d.current_url)
         browser.rendered("overview")
-        everything = server.api("reports", {"by": "protocol", "app": EUR_APP})["rows"]
+        everything = server.api("reports", {"by": "protocol", "app": EUR_APP, "basis": "install"})["rows"]
         check(number(browser.tile("installs")) == sum(row["installs"] for row in everything), "all time after a preset shows the whole history")
         browser.open("")
         browser.rendered("overview")
@@ -345,7 +354,7 @@ def main():
         # Campaigns, with names and revenue per currency; sorting is in the URL; the table downloads as CSV.
         browser.open("?page=campaigns")
         browser.rendered("campaigns")
-        campaigns = server.api("reports", {"by": "app_name,ad_network,ad_network_name,campaign,campaign_name"})["rows"]
+        campaigns = server.api("reports", {"by": "app_name,ad_network,ad_network_name,campaign,campaign_name", "basis": "install"})["rows"]
         same_rows(browser.table("campaigns"), campaigns, ["app_name", "ad_network_name", "campaign_name", "currency", "postbacks", "installs", "revenue_min", "revenue_max"], "campaigns table")
         default_order = [number(row["installs"]) for row in browser.table("campaigns")]
         check(default_order == sorted(default_order, reverse=True), "campaigns are listed most installs first")
@@ -361,7 +370,11 @@ def main():
         check("Spring sale" in {row["campaign_name"] for row in browser.table("campaigns")}, "a registered campaign name is shown")
         cells = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, '#campaigns td[data-column="campaign_name"]')]
         check(MARKUP in cells and not driver.find_elements(By.CSS_SELECTOR, "#campaigns img"), "markup in a name is shown as text, never run")
-        windows = server.api("reports", {"by": "window,value_kind"})["rows"]
+        windows = server.api("reports", {"by": "window,value_kind", "basis": "install"})["rows"]
+        # Spend and return per campaign, as Performance counts them (finding 13).
+        spent = server.api("performance", {"by": "app_name,ad_network,ad_network_name,campaign"})["rows"]
+        same_rows(browser.table("campaign-money"), spent, ["app_name", "ad_network_name", "campaign", "currency", "installs", "revenue_mid", "spend", "ecpi", "roas_mid"], "campaign money table")
+        check(any(row["spend"] not in (None, "") for row in browser.table("campaign-money")), "a campaign's spend is shown")
         chart = browser.chart("chart-windows")
         check(sum(sum(d["data"]) for d in chart["datasets"]) == sum(row["postbacks"] for row in windows), "the window chart adds up to the report")
         money = driver.find_element(By.CSS_SELECTOR, '#campaigns td[data-column="revenue_max"]').text

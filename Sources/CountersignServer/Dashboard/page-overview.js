@@ -1,6 +1,8 @@
-// Overview: the headline numbers against the previous period (installs as docs/metrics.md counts them, revenue per
-// currency, eCPI and ROAS where spend is imported), what became of every postback per day, counted conversions by
-// protocol, installs against re-engagements, and the crowd-anonymity tier mix.
+// Overview: the headline numbers against the previous period (installs as docs/metrics.md counts them, revenue of
+// installs per currency, eCPI and ROAS where spend is imported), what became of every body received per day, counted
+// conversions by protocol, installs against re-engagements, and the crowd-anonymity tier mix. One day basis for the
+// page (estimated install day by default, as Performance counts; or arrival day), named on it; only the bodies
+// received are by arrival day whatever the basis, as a rejected body has no install day.
 import { api, apiAll, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
 import { colours } from './logic.js';
 
@@ -8,14 +10,14 @@ const statusNames = {
   counted: 'Counted', development: 'Development', not_counted: 'Not counted', unverifiable: 'Unverifiable',
   duplicate: 'Duplicate', replay: 'Replay', unverified_copy: 'Unverified copy', rejected: 'Rejected',
 };
+const basisNames = { install: 'estimated install day', arrival: 'arrival day' };
+/** Days still receiving first-window postbacks are drawn grey: their figures will grow. */
+const young = '#c5ccd3';
 
-/**
- * The performance report's filters (it takes fewer than the other reports), by arrival day as every other figure on
- * this page: eCPI and ROAS then cover the same days as installs and revenue.
- */
-function moneyFilters(filters, currency) {
+/** The performance report's filters (it takes fewer than the other reports), on the page's basis. */
+function moneyFilters(filters, basis, currency) {
   const chosen = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
-  return { ...chosen, basis: 'arrival', ...(currency ? { currency } : {}) };
+  return { ...chosen, basis, ...(currency ? { currency } : {}) };
 }
 
 /** The share of `rows` (by tier) without a conversion value, and how many postbacks that is out of. */
@@ -31,31 +33,45 @@ function byCurrency(rows, key) {
   return sums;
 }
 
+/** Bar colours for `days`: grey where the day is not yet closed for window 0 (`maturity`: day → window_0_maturity). */
+function greyYoung(dataset, days, maturity) {
+  const colour = dataset.backgroundColor;
+  dataset.backgroundColor = days.map((day) => (maturity.get(day) && maturity.get(day) !== 'closed' ? young : colour));
+}
+
 export default {
   title: 'Overview',
   async render(main, query) {
-    const filters = reportFilters(query);
+    const basis = query.get('basis') === 'arrival' ? 'arrival' : 'install';
+    const filters = { ...reportFilters(query), basis };
     const intakeFilters = reportFilters(query, { uncounted: false });
     const previous = previousFilters(query, filters);
     const previousIntake = previousFilters(query, intakeFilters);
     const currency = query.get('currency') || '';
-    const [intake, rejected, byDay, byTier, money, before, moneyBefore, intakeBefore, tiersBefore] = await Promise.all([
+    const [intake, rejected, byDay, byTier, acquisition, money, days, before, acquisitionBefore, moneyBefore, intakeBefore, tiersBefore] = await Promise.all([
       api('intake', { ...intakeFilters, by: 'day,status' }),
       api('intake', { ...intakeFilters, status: 'rejected', by: 'reason' }),
       api('reports', { ...filters, by: 'day,protocol' }),
       api('reports', { ...filters, by: 'tier' }),
-      // The performance report without dimensions is one row, so one page.
-      apiAll('performance', moneyFilters(filters, currency), 1),
+      // Revenue of installs, as performance counts it: install postbacks only, re-engagements' revenue apart.
+      api('reports', { ...filters, type: 'install' }),
+      // The performance report without dimensions is one row per currency, so one page.
+      apiAll('performance', moneyFilters(filters, basis, currency), 1),
+      apiAll('performance', { ...moneyFilters(filters, basis, ''), by: 'day' }, 20),
       previous ? api('reports', { ...previous, by: 'protocol' }) : null,
-      previous ? apiAll('performance', moneyFilters(previous, currency), 1) : null,
+      previous ? api('reports', { ...previous, type: 'install' }) : null,
+      previous ? apiAll('performance', moneyFilters(previous, basis, currency), 1) : null,
       previousIntake ? api('intake', { ...previousIntake, by: 'status' }) : null,
       previous ? api('reports', { ...previous, by: 'tier' }) : null,
     ]);
+    const maturity = new Map(days.rows.map((row) => [row.day, row.window_0_maturity]));
+    const youngDays = [...maturity.values()].filter((state) => state !== 'closed').length;
     const postbacks = total(byDay.rows, 'postbacks');
     const then = (key) => (before ? total(before.rows, key) : undefined);
     const duplicates = (rows) => total(rows.filter((row) => row.status === 'duplicate'), 'postbacks');
     const head = section(main, 'Totals', { wide: true,
-      note: `Days in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md).` });
+      note: `Days by ${basisNames[basis]}, in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md); revenue, eCPI and ROAS of installs, as Performance counts them.${youngDays ? ` ${youngDays} of these days still receive first-window postbacks: their figures will grow.` : ''}` });
+    picker(head, 'Days by: ', 'basis', { '': basisNames.install, arrival: basisNames.arrival }, basis === 'install' ? '' : basis);
     // Money: revenue per currency from the reports (never added across currencies); eCPI and ROAS where spend is
     // imported and one currency holds revenue and spend (the row's own, or the one picked with exchange rates).
     const currencies = [...new Set(money.rows.flatMap((row) => (row.currencies || '').split(',')).concat(byDay.rows.map((row) => row.currency)).filter(Boolean))].sort();
@@ -66,12 +82,12 @@ export default {
       { id: 'installs', label: 'Installs', value: total(byDay.rows, 'installs'), shown: format.count(total(byDay.rows, 'installs')), previous: then('installs') },
       { id: 're_engagements', label: 'Re-engagements', value: total(byDay.rows, 're_engagements'), shown: format.count(total(byDay.rows, 're_engagements')), previous: then('re_engagements') },
     ];
-    const revenueRows = currency ? money.rows : byDay.rows;
-    const revenueBefore = currency ? moneyBefore?.rows : before?.rows;
+    const revenueRows = currency ? money.rows : acquisition.rows;
+    const revenueBefore = currency ? moneyBefore?.rows : acquisitionBefore?.rows;
     const revenue = byCurrency(revenueRows, 'revenue_mid'), low = byCurrency(revenueRows, 'revenue_min'), high = byCurrency(revenueRows, 'revenue_max');
     const earlierRevenue = revenueBefore ? byCurrency(revenueBefore, 'revenue_mid') : null;
     for (const [code, value] of revenue) {
-      items.push({ id: `revenue_${code}`, label: `Revenue (${code}, middle)`, value, shown: format.money(value, code),
+      items.push({ id: `revenue_${code}`, label: `Revenue of installs (${code}, middle)`, value, shown: format.money(value, code),
         detail: `${format.money(low.get(code), code)} to ${format.money(high.get(code), code)}`, previous: earlierRevenue ? earlierRevenue.get(code) ?? 0 : undefined });
     }
     for (const row of money.rows.filter((candidate) => candidate.currency && candidate.spend !== null)) {
@@ -92,7 +108,7 @@ export default {
     );
     tiles(head, items);
 
-    const outcomes = section(main, 'Postbacks per day by outcome', { note: 'Every body received: stored postbacks by status, copies and rejected bodies by disposition.' });
+    const outcomes = section(main, 'Postbacks per day by outcome', { note: 'Every body received, by the day it arrived whatever the basis (a rejected body has no install day): stored postbacks by status, copies and rejected bodies by disposition.' });
     chart(outcomes, 'chart-outcomes', 'Postbacks per day by outcome', {
       type: 'bar', data: series(intake.rows, 'day', 'status', 'postbacks', (status) => statusNames[status] || status),
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
@@ -106,7 +122,8 @@ export default {
       { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Bodies', kind: 'count' },
     ] });
 
-    const protocols = section(main, 'Counted conversions per day by protocol');
+    const greyNote = `Days by ${basisNames[basis]}; grey days still receive first-window postbacks (docs/metrics.md, Maturity).`;
+    const protocols = section(main, 'Counted conversions per day by protocol', { note: `Days by ${basisNames[basis]}.` });
     chart(protocols, 'chart-protocols', 'Counted conversions per day by protocol', {
       type: 'line', data: series(byDay.rows, 'day', 'protocol', 'postbacks', (name) => (name === 'aak' ? 'AdAttributionKit' : 'SKAdNetwork')),
       options: { scales: { y: { beginAtZero: true } } },
@@ -117,14 +134,15 @@ export default {
       { key: 're_engagements', label: 'Re-engagements', kind: 'count' },
     ] });
 
-    const kinds = section(main, 'Installs and re-engagements per day');
-    const days = [...new Set(byDay.rows.map((row) => row.day))].sort();
+    const kinds = section(main, 'Installs and re-engagements per day', { note: greyNote });
+    const shownDays = [...new Set(byDay.rows.map((row) => row.day))].sort();
+    const kindsData = { labels: shownDays, datasets: ['installs', 're_engagements'].map((key, index) => ({
+      label: key === 'installs' ? 'Installs' : 'Re-engagements', backgroundColor: colours(2)[index], borderColor: colours(2)[index],
+      data: shownDays.map((day) => total(byDay.rows.filter((row) => row.day === day), key)),
+    })) };
+    for (const dataset of kindsData.datasets) greyYoung(dataset, shownDays, maturity);
     chart(kinds, 'chart-installs', 'Installs and re-engagements per day', {
-      type: 'bar',
-      data: { labels: days, datasets: ['installs', 're_engagements'].map((key) => ({
-        label: key === 'installs' ? 'Installs' : 'Re-engagements',
-        data: days.map((day) => total(byDay.rows.filter((row) => row.day === day), key)),
-      })) },
+      type: 'bar', data: kindsData,
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
 
