@@ -548,6 +548,28 @@ def main():
         check(overflow <= 1, f"the overview overflows a phone screen by {overflow} px")
         browser.screenshot("overview-phone")
         check(not browser.console_errors(), f"console errors at phone width: {browser.console_errors()}")
+
+        # A wall screen: a proxy sets the Authorization header on every request (docs/dashboard.md#a-wall-screen), so
+        # a tab with no key typed shows the pages at once, with nothing to sign out of; a header the server refuses
+        # leaves the sign-in form.
+        driver.set_window_size(1400, 1000)
+        wall = server.key
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {"Authorization": f"Bearer {wall}"}})
+        browser.open("?page=overview")
+        driver.execute_script("sessionStorage.clear()")
+        browser.open("?page=overview")
+        browser.rendered("overview")
+        check(not driver.find_element(By.ID, "sign-in").is_displayed() and not driver.find_element(By.ID, "sign-out").is_displayed(),
+              "signed in by the proxy: no form, nothing to sign out of")
+        check(number(browser.tile("installs")) == sum(row["installs"] for row in server.api("reports", {"by": "protocol", "basis": "install"})["rows"]),
+              "the wall screen shows the figures")
+        check(not browser.console_errors(), f"console errors on the wall screen: {browser.console_errors()}")
+        driver.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {"Authorization": "Bearer cs_not-a-real-key"}})
+        browser.open("?page=overview")
+        browser.wait.until(lambda d: d.find_element(By.ID, "sign-in").is_displayed())
+        driver.get_log("browser")  # the refused probe logs a 401, which is expected here
+        driver.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
     finally:
         if browser:
             browser.driver.quit()

@@ -41,11 +41,21 @@ export class APIError extends Error {
 }
 
 const keyName = 'countersign.apiKey';
-/** The API key entered in this tab, if any. */
+/**
+ * The API key entered in this tab, if any; or `proxied` when a proxy in front of the server signs every request in
+ * (it sets the Authorization header, as for a wall screen: docs/dashboard.md#a-wall-screen), so no key is typed.
+ */
 export const session = {
   get key() { return sessionStorage.getItem(keyName); },
   set key(value) { if (value) sessionStorage.setItem(keyName, value); else sessionStorage.removeItem(keyName); },
+  proxied: false,
+  get signedIn() { return Boolean(this.key) || this.proxied; },
 };
+
+/** The headers that sign a request in: the typed key, or none when a proxy sets its own. */
+export function authorization() {
+  return session.key ? { Authorization: 'Bearer ' + session.key } : {};
+}
 
 /** The URL of GET /v1/`path` with `parameters`, empty ones left out. */
 function apiURL(path, parameters) {
@@ -65,7 +75,7 @@ export async function api(path, parameters = {}) {
   // is asked again after its Retry-After, twice at most: a page asks several reports at once.
   let response, body;
   for (let attempt = 0; ; attempt++) {
-    response = await fetch(apiURL(path, parameters), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'application/json' } });
+    response = await fetch(apiURL(path, parameters), { headers: { ...authorization(), Accept: 'application/json' } });
     body = await response.json().catch(() => ({}));
     const busy = body.error === 'too_many_requests' || body.error === 'server_busy';
     if (!busy || attempt === 2) break;
@@ -104,7 +114,7 @@ export function reportFilters(query, { uncounted = true } = {}) {
  * key lacks the metrics scope (the key is sent for that case).
  */
 export async function metrics() {
-  const response = await fetch('/metrics', { headers: { Authorization: 'Bearer ' + (session.key || '') } });
+  const response = await fetch('/metrics', { headers: authorization() });
   if (!response.ok) return null;
   const text = await response.text();
   const samples = {};
@@ -281,7 +291,7 @@ async function downloadCSV(id, { path, parameters, pages = 1 }) {
   const parts = [];
   let after;
   for (let read = 0; read < pages; read += 1) {
-    const response = await fetch(apiURL(path, { ...parameters, format: 'csv', after }), { headers: { Authorization: 'Bearer ' + (session.key || ''), Accept: 'text/csv' } });
+    const response = await fetch(apiURL(path, { ...parameters, format: 'csv', after }), { headers: { ...authorization(), Accept: 'text/csv' } });
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
       throw new APIError(response.status, body.error || 'http_' + response.status, body.message || response.statusText);

@@ -118,10 +118,11 @@ async function render() {
   const { page: name, query } = readState();
   const page = pages[name] || pages.overview;
   renderNavigation(name in pages ? name : 'overview');
-  const signedIn = Boolean(session.key);
+  const signedIn = session.signedIn;
   signIn.hidden = signedIn;
   filters.hidden = !signedIn;
-  signOut.hidden = !signedIn;
+  // A proxy's sign-in has nothing to sign out of here.
+  signOut.hidden = !session.key;
   main.replaceChildren();
   if (!signedIn) return;
   fillFilters(query, page);
@@ -135,6 +136,7 @@ async function render() {
     showNotice(describe(error));
     if (error instanceof APIError && error.status === 401) {
       session.key = null;
+      session.proxied = false;
       signIn.hidden = false;
       filters.hidden = true;
       signOut.hidden = true;
@@ -164,7 +166,7 @@ signIn.addEventListener('submit', async (event) => {
   session.key = signIn.elements.key.value.trim();
   signIn.elements.key.value = '';
   await render();
-  if (session.key) fillSuggestions();
+  if (session.signedIn) fillSuggestions();
 });
 
 signOut.addEventListener('click', () => {
@@ -173,6 +175,20 @@ signOut.addEventListener('click', () => {
   render();
 });
 
+/**
+ * Without a key typed in this tab, whether a proxy signs the requests in: a report answers without one. Any refusal
+ * (no proxy, or a key without the read scope) leaves the sign-in form.
+ */
+async function probeProxy() {
+  if (session.key) return;
+  try {
+    await api('apps');
+    session.proxied = true;
+  } catch {
+    session.proxied = false;
+  }
+}
+
 window.addEventListener('popstate', render);
 window.addEventListener('countersign:navigate', render);
-render().then(() => { if (session.key) fillSuggestions(); });
+probeProxy().then(render).then(() => { if (session.signedIn) fillSuggestions(); });
