@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import JWS
 import MetricsTestKit
@@ -116,6 +117,46 @@ import TestSupport
         // Rows point at the import that wrote them.
         let ids = try await store.column("SELECT DISTINCT import_id FROM spend ORDER BY import_id", as: Int64.self)
         #expect(ids == [again.id, third.id])
+    }
+
+    /// Networks deliver claims and cost in separate exports (issue 49, finding 13: a spend-only import emptied the day's
+    /// claimed installs). A file replaces only the measures it carries (spend, claims, impressions, clicks) for the days
+    /// it covers; the others stay as earlier files gave them, whichever comes first. A file with every measure replaces
+    /// the day whole, as before.
+    @Test(arguments: TestEngine.allCases) func claimsAndCostFromSeparateFilesMerge(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        func load(_ text: String) async throws {
+            let bytes = Array(text.utf8)
+            guard case .success(let rows) = SpendFile.read(bytes, format: .generic) else { Issue.record("refused: \(text)"); return }
+            _ = try await store.spend.importSpend(rows, provenance: ImportProvenance(importedBy: "analyst", fileName: "f.csv", format: "generic", bytes: bytes))
+        }
+        func seen() async throws -> [String] {
+            try await store.column("""
+                SELECT day || ' ' || campaign || ' ' || coalesce(CAST(claimed_installs AS TEXT), '-') || ' ' || coalesce(CAST(spend_micros AS TEXT), '-')
+                    || ' ' || coalesce(currency, '-') || ' ' || coalesce(CAST(clicks AS TEXT), '-') FROM spend_daily ORDER BY day, campaign
+                """, as: String.self)
+        }
+        // Cost first, for two campaigns and two days.
+        try await load("date,app,ad_network,campaign,spend,currency\n2026-11-20,1108187390,example123.skadnetwork,10,100.00,USD\n"
+                       + "2026-11-20,1108187390,example123.skadnetwork,11,50.00,USD\n2026-11-21,1108187390,example123.skadnetwork,10,70.00,USD\n")
+        // Then the claims of the first day, for campaigns 10 and 12: the cost stays, campaign 12 has claims only.
+        try await load("date,app,ad_network,campaign,installs,clicks\n2026-11-20,1108187390,example123.skadnetwork,10,20,300\n"
+                       + "2026-11-20,1108187390,example123.skadnetwork,12,5,40\n")
+        #expect(try await seen() == ["2026-11-20 10 20 100000000 USD 300", "2026-11-20 11 - 50000000 USD -", "2026-11-20 12 5 - - 40",
+                                     "2026-11-21 10 - 70000000 USD -"])
+        // A corrected cost file for that day replaces the cost and keeps the claims and clicks.
+        try await load("date,app,ad_network,campaign,spend,currency\n2026-11-20,1108187390,example123.skadnetwork,10,90.00,EUR\n")
+        #expect(try await seen() == ["2026-11-20 10 20 90000000 EUR 300", "2026-11-20 12 5 - - 40", "2026-11-21 10 - 70000000 USD -"])
+        // Performance reads the merged day: spend and claims of campaign 10 together.
+        let performance = try await store.performance.report(try PerformanceQuery.parse([("by", "campaign"), ("from", "2026-11-20"), ("to", "2026-11-21")]))
+        let campaign = try #require(performance.columns.firstIndex(of: "campaign")), claimed = try #require(performance.columns.firstIndex(of: "claimed_installs"))
+        let spend = try #require(performance.columns.firstIndex(of: "spend"))
+        let ten = try #require(performance.rows.first { $0[campaign] == .string("10") })
+        #expect(ten[claimed] == .number("20") && ten[spend] == .number("90.00"), "\(ten)")
+        // A file with every measure replaces the day whole.
+        try await load("date,app,ad_network,campaign,impressions,clicks,installs,re_engagements,spend,currency\n"
+                       + "2026-11-20,1108187390,example123.skadnetwork,11,1000,10,3,0,30.00,USD\n")
+        #expect(try await seen() == ["2026-11-20 11 3 30000000 USD 10", "2026-11-21 10 - 70000000 USD -"])
     }
 
     @Test(arguments: TestEngine.allCases) func exchangeRatesAreCheckedAndStoredExactly(engine: TestEngine) async throws {

@@ -47,7 +47,8 @@ public struct ImportSummary: Sendable, Equatable {
 
 /// Spend and claims that networks report, and exchange rates users give: imported whole or not at all, each import with
 /// its provenance. A later import of the same day, app and ad network replaces that day's rows, so importing one file
-/// twice changes nothing.
+/// twice changes nothing; the measures a file does not carry (cost, claims, impressions, clicks) stay as earlier
+/// files gave them, as networks deliver claims and cost in separate exports.
 ///
 /// A spend import never holds the writer for long: its rows are staged beside the rows readers see, ``staging`` a
 /// transaction with pauses between, then one short transaction points each day, app and ad network it covers at it
@@ -88,7 +89,8 @@ public struct SpendLedger: Sendable {
                     try Self.stage(part, id: id, db)
                 }
             }
-            replaced = try await engine.write { db in try Self.makeCurrent(id, covered: covered, db) }
+            let kept = SpendMeasure.allCases.filter { !$0.isCarried(by: rows) }
+            replaced = try await engine.write { db in try Self.makeCurrent(id, covered: covered, keeping: kept, db) }
         } catch {
             _ = try? await engine.write { db in try db.execute("UPDATE spend_imports SET state = 'failed' WHERE id = ? AND state = 'staging'", [id]) }
             try? await sweep(pace: pace)
@@ -105,8 +107,11 @@ public struct SpendLedger: Sendable {
     }
 
     /// The switch: points every (day, app, ad network) `covered` at import `id` in set-based statements (one row each
-    /// in `spend_current`, none of the staged rows touched), and returns how many rows of earlier imports it replaced.
-    private static func makeCurrent(_ id: Int64, covered: [SpendScope], _ db: any SQLSession) throws -> Int {
+    /// in `spend_current`), and returns how many rows of earlier imports it replaced. The measures `kept` (those the file
+    /// does not carry) are first copied from the rows in force into the import's, so a claims file never empties the
+    /// cost an earlier file gave, nor a cost file the claims; it runs under the import lock, so two imports of one day
+    /// never merge with a state the other replaced.
+    private static func makeCurrent(_ id: Int64, covered: [SpendScope], keeping kept: [SpendMeasure], _ db: any SQLSession) throws -> Int {
         try serialise(db)
         guard try db.execute("UPDATE spend_imports SET state = 'live' WHERE id = ? AND state = 'staging'", [id]) == 1 else { throw Abandoned(id: id) }
         switch db.dialect {
@@ -123,6 +128,7 @@ public struct SpendLedger: Sendable {
             JOIN spend_current c ON c.day = w.day AND c.app = w.app AND c.ad_network_id = w.ad_network_id
             JOIN spend s ON s.import_id = c.import_id AND s.day = c.day AND s.app = c.app AND s.ad_network_id = c.ad_network_id
             """, [], as: Int.self) ?? 0
+        if !kept.isEmpty { try merge(id, keeping: kept.flatMap(\.columns), db) }
         _ = try db.execute("""
             INSERT INTO spend_current (day, app, ad_network_id, import_id) SELECT day, app, ad_network_id, ? FROM spend_swap WHERE true
             ON CONFLICT (day, app, ad_network_id) DO UPDATE SET import_id = excluded.import_id
@@ -130,6 +136,24 @@ public struct SpendLedger: Sendable {
         _ = try db.execute("UPDATE spend_imports SET replaced = ? WHERE id = ?", [replaced, id])
         if db.dialect == .sqlite { _ = try db.execute("DELETE FROM spend_swap") }
         return replaced
+    }
+
+    /// Gives import `id`'s rows the `columns` of the rows in force for the same day, app, network, campaign and
+    /// country, and adds the rows in force of the days in `spend_swap` it has no row for, with those columns only.
+    private static func merge(_ id: Int64, keeping columns: [String], _ db: any SQLSession) throws {
+        let inForce = "FROM spend o JOIN spend_current c ON c.day = o.day AND c.app = o.app AND c.ad_network_id = o.ad_network_id AND c.import_id = o.import_id"
+        let sameKey = "o.day = spend.day AND o.app = spend.app AND o.ad_network_id = spend.ad_network_id AND o.campaign = spend.campaign AND o.country = spend.country"
+        _ = try db.execute("UPDATE spend SET " + columns.map { "\($0) = (SELECT o.\($0) \(inForce) WHERE \(sameKey))" }.joined(separator: ", ")
+                           + " WHERE import_id = ?", [id])
+        _ = try db.execute("""
+            INSERT INTO spend (day, app, ad_network_id, campaign, country, \(columns.joined(separator: ", ")), import_id)
+            SELECT o.day, o.app, o.ad_network_id, o.campaign, o.country, \(columns.map { "o.\($0)" }.joined(separator: ", ")), ?
+            FROM spend_swap w JOIN spend_current c ON c.day = w.day AND c.app = w.app AND c.ad_network_id = w.ad_network_id
+            JOIN spend o ON o.import_id = c.import_id AND o.day = c.day AND o.app = c.app AND o.ad_network_id = c.ad_network_id
+            WHERE (\(columns.map { "o.\($0) IS NOT NULL" }.joined(separator: " OR ")))
+              AND NOT EXISTS (SELECT 1 FROM spend n WHERE n.import_id = ? AND n.day = o.day AND n.app = o.app AND n.ad_network_id = o.ad_network_id
+                              AND n.campaign = o.campaign AND n.country = o.country)
+            """, [id, id])
     }
 
     /// Deletes, at `pace`, the rows no reader sees: those of days a later import replaced and of failed imports. An
@@ -254,6 +278,31 @@ public struct SpendLedger: Sendable {
                 let part = values[start..<min(start + chunk, values.count)]
                 try db.execute(sql, types.indices.map { column in SQLArray(element: types[column], values: part.map { $0[column] }) })
             }
+        }
+    }
+}
+
+/// What a spend file can report for a day, app and network: each replaced only by a file that carries it.
+enum SpendMeasure: CaseIterable {
+    case spend, claims, impressions, clicks
+
+    /// The `spend` columns the measure is.
+    var columns: [String] {
+        switch self {
+        case .spend: ["spend_micros", "currency"]
+        case .claims: ["claimed_installs", "claimed_re_engagements"]
+        case .impressions: ["impressions"]
+        case .clicks: ["clicks"]
+        }
+    }
+
+    /// Whether a file of `rows` reports the measure: some row gives it.
+    func isCarried(by rows: [SpendRow]) -> Bool {
+        switch self {
+        case .spend: rows.contains { $0.spendMicros != nil }
+        case .claims: rows.contains { $0.claimedInstalls != nil || $0.claimedReEngagements != nil }
+        case .impressions: rows.contains { $0.impressions != nil }
+        case .clicks: rows.contains { $0.clicks != nil }
         }
     }
 }
