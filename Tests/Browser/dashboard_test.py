@@ -434,6 +434,9 @@ def main():
         networks = server.api("performance", {"by": "ad_network,ad_network_name"})["rows"]
         same_rows(browser.table("gap"), networks, ["ad_network_name", "installs", "claimed_installs", "install_gap", "install_ratio", "copies", "forged"], "gap table")
         check(number(browser.tile("installs")) == sum(row["installs"] for row in networks), "the installs tile equals the report")
+        young = any(row["window_0_maturity"] != "closed" for row in networks)
+        ratio_detail = driver.find_element(By.CSS_SELECTOR, '[data-kpi="install_ratio"]').text
+        check(young and "still receive first-window postbacks" in ratio_detail, f"the signed share says it will grow while days are young: {ratio_detail!r}")
         check(number(browser.tile("claimed_installs")) == sum(row["claimed_installs"] or 0 for row in networks) > 0, "the claimed installs tile equals the report")
         claims = browser.chart("chart-claims")
         check(sum(claims["datasets"][1]["data"]) == number(browser.tile("claimed_installs")), "the claims chart adds up to the claimed installs")
