@@ -403,7 +403,7 @@ def main():
         # Conversion values: the fine values of window 0, coarse values per window, the share without a value by tier.
         browser.open("?page=values")
         browser.rendered("values")
-        values = server.api("reports", {"by": "window,value_kind,value"})["rows"]
+        values = server.api("reports", {"by": "window,value_kind,value", "basis": "install"})["rows"]
         fine = browser.chart("chart-fine-values")["datasets"][0]["data"]
         check(len(fine) == 64, "every fine value from 0 to 63 has a bar")
         check(sum(fine) == sum(row["postbacks"] for row in values if row["value_kind"] == "fine" and row["window"] == 0) > 0, "the fine values add up to window 0's")
@@ -415,13 +415,13 @@ def main():
         # Events: per day and window, revisions, undefined values.
         browser.open("?page=events")
         browser.rendered("events")
-        events = [row for row in server.api("reports", {"by": "day,event"})["rows"] if row["event"] not in (None, "(no event)")]
+        events = [row for row in server.api("reports", {"by": "day,event", "basis": "install"})["rows"] if row["event"] not in (None, "(no event)")]
         check(not driver.find_elements(By.XPATH, "//table[@id='events-by-day']//td[text()='(no event)']"), "postbacks without an event are not listed as an event")
         same_rows(browser.table("events-by-day"), events, ["day", "event", "currency", "events", "revenue_min", "revenue_max"], "events table")
         check(sum(sum(d["data"]) for d in browser.chart("chart-events")["datasets"]) == sum(row["events"] for row in events), "the events chart adds up")
-        revisions = server.api("reports", {"by": "app,schema_revision,decoding"})["rows"]
+        revisions = server.api("reports", {"by": "app,schema_revision,decoding", "basis": "install"})["rows"]
         same_rows(browser.table("revisions"), revisions, ["app", "schema_revision", "postbacks"], "revisions table")
-        decodings = server.api("reports", {"by": "app,decoding,value_kind,value"})["rows"]
+        decodings = server.api("reports", {"by": "app,decoding,value_kind,value", "basis": "install"})["rows"]
         check(any(row["decoding"] == "no_event" for row in decodings), "values the schema defines as no event are told apart")
         undefined = [row for row in decodings if row["decoding"] == "undefined_value"]
         same_rows(browser.table("undefined-values"), undefined, ["app", "value", "postbacks"], "undefined values table")

@@ -209,6 +209,19 @@ export function picker(parent, text, name, choices, current) {
   parent.append(line);
 }
 
+/** How pages name their day basis. */
+export const basisNames = { install: 'estimated install day', arrival: 'arrival day' };
+
+/** The page's day basis from the URL: the estimated install day, as Performance counts, unless `basis=arrival`. */
+export function readBasis(query) {
+  return query.get('basis') === 'arrival' ? 'arrival' : 'install';
+}
+
+/** The links that choose the page's day basis, the current one marked. */
+export function basisPicker(parent, basis) {
+  picker(parent, 'Days by: ', 'basis', { '': basisNames.install, arrival: basisNames.arrival }, basis === 'install' ? '' : basis);
+}
+
 /** A message where a chart or table would be empty, saying what to do. */
 export function emptyState(parent, text) {
   parent.append(element('p', { class: 'empty', role: 'status', text }));

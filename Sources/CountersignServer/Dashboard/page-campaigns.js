@@ -2,7 +2,7 @@
 // revenue (one chart per currency), installs over time for the top campaigns, spend, eCPI and ROAS per campaign where
 // spend is imported, windows 0-2 with fine, coarse and missing values, and the full table (sortable on every column;
 // most installs first). One day basis for the page, as on the Overview and Performance.
-import { api, apiAll, chart, format, picker, reportFilters, section, series, table } from './core.js';
+import { api, apiAll, basisNames, basisPicker, chart, format, picker, readBasis, reportFilters, section, series, table } from './core.js';
 import { top } from './logic.js';
 
 const levels = {
@@ -24,7 +24,7 @@ const campaignLabel = (row) => `${row.app_name} · ${row.ad_network_name} · ${r
 export default {
   title: 'Campaigns',
   async render(main, query) {
-    const basis = query.get('basis') === 'arrival' ? 'arrival' : 'install';
+    const basis = readBasis(query);
     const filters = { ...reportFilters(query), basis };
     const level = levels[query.get('level')] ? query.get('level') : 'campaign';
     const moneyFilters = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz', 'basis'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
@@ -35,7 +35,7 @@ export default {
       api('reports', { ...filters, by: 'day,app_name,ad_network_name,campaign_name' }),
       apiAll('performance', { ...moneyFilters, by: 'app_name,ad_network,ad_network_name,campaign' }, 20),
     ]);
-    picker(main, 'Days by: ', 'basis', { '': 'estimated install day', arrival: 'arrival day' }, basis === 'install' ? '' : basis);
+    basisPicker(main, basis);
 
     const leaders = section(main, 'Top campaigns by installs', { note: 'The ten campaigns with the most installs (docs/metrics.md), one bar each.' });
     const topInstalls = top(campaigns.rows.filter((row) => Number(row.installs) > 0), 'installs', 10);
@@ -78,7 +78,7 @@ export default {
     ] });
 
     const spent = section(main, 'Spend and return by campaign', { wide: true,
-      note: `Installs, revenue of installs, spend, eCPI and ROAS as Performance counts them (GET /v1/performance), days by ${basis === 'install' ? 'estimated install day' : 'arrival day'}. The campaign is the network's campaign id where a dated mapping names it, else the digits; eCPI and ROAS need spend imported in the revenue's currency (docs/spend.md).` });
+      note: `Installs, revenue of installs, spend, eCPI and ROAS as Performance counts them (GET /v1/performance), days by ${basisNames[basis]}. The campaign is the network's campaign id where a dated mapping names it, else the digits; eCPI and ROAS need spend imported in the revenue's currency (docs/spend.md).` });
     table(spent, { id: 'campaign-money', caption: 'Spend and return by campaign', rows: money.rows, report: money, sort: ['installs', 'desc'], columns: [
       { key: 'app_name', label: 'App' }, { key: 'ad_network_name', label: 'Ad network', title: 'ad_network' }, { key: 'campaign', label: 'Campaign' },
       { key: 'currency', label: 'Currency' }, { key: 'installs', label: 'Installs', kind: 'count' },

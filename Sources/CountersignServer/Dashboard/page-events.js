@@ -1,6 +1,6 @@
 // Events: each schema event per day and per window with revenue per currency, which schema revision decoded what,
 // and the values a schema leaves undefined.
-import { api, chart, reportFilters, section, series, table } from './core.js';
+import { api, basisNames, basisPicker, chart, readBasis, reportFilters, section, series, table } from './core.js';
 
 const decodings = {
   decoded: 'Decoded', no_event: 'Defined as no event', undefined_value: 'Value not in the schema', no_value: 'No value', no_schema: 'No schema',
@@ -10,7 +10,8 @@ const decodings = {
 export default {
   title: 'Events',
   async render(main, query) {
-    const filters = reportFilters(query);
+    const basis = readBasis(query);
+    const filters = { ...reportFilters(query), basis };
     const [byDay, byWindow, revisions, values] = await Promise.all([
       api('reports', { ...filters, by: 'day,event' }),
       api('reports', { ...filters, by: 'event,window' }),
@@ -18,8 +19,9 @@ export default {
       api('reports', { ...filters, by: 'app,decoding,value_kind,value' }),
     ]);
     const decodedDays = byDay.rows.filter((row) => row.event !== null && row.event !== '(no event)');
+    basisPicker(main, basis);
 
-    const perDay = section(main, 'Events per day', { wide: true, note: `Each event a schema maps a conversion value to; days in ${byDay.time_zone}.` });
+    const perDay = section(main, 'Events per day', { wide: true, note: `Each event a schema maps a conversion value to; days by ${basisNames[basis]}, in ${byDay.time_zone}.` });
     chart(perDay, 'chart-events', 'Events per day', {
       type: 'bar', data: series(decodedDays, 'day', 'event', 'events'),
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },

@@ -3,14 +3,13 @@
 // conversions by protocol, installs against re-engagements, and the crowd-anonymity tier mix. One day basis for the
 // page (estimated install day by default, as Performance counts; or arrival day), named on it; only the bodies
 // received are by arrival day whatever the basis, as a rejected body has no install day.
-import { api, apiAll, chart, format, picker, previousFilters, reportFilters, section, series, table, tiles, total } from './core.js';
+import { api, apiAll, basisNames, basisPicker, chart, format, picker, previousFilters, readBasis, reportFilters, section, series, table, tiles, total } from './core.js';
 import { colours } from './logic.js';
 
 const statusNames = {
   counted: 'Counted', development: 'Development', not_counted: 'Not counted', unverifiable: 'Unverifiable',
   duplicate: 'Duplicate', replay: 'Replay', unverified_copy: 'Unverified copy', rejected: 'Rejected',
 };
-const basisNames = { install: 'estimated install day', arrival: 'arrival day' };
 /** Days still receiving first-window postbacks are drawn grey: their figures will grow. */
 const young = '#c5ccd3';
 
@@ -42,7 +41,7 @@ function greyYoung(dataset, days, maturity) {
 export default {
   title: 'Overview',
   async render(main, query) {
-    const basis = query.get('basis') === 'arrival' ? 'arrival' : 'install';
+    const basis = readBasis(query);
     const filters = { ...reportFilters(query), basis };
     const intakeFilters = reportFilters(query, { uncounted: false });
     const previous = previousFilters(query, filters);
@@ -71,7 +70,7 @@ export default {
     const duplicates = (rows) => total(rows.filter((row) => row.status === 'duplicate'), 'postbacks');
     const head = section(main, 'Totals', { wide: true,
       note: `Days by ${basisNames[basis]}, in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md); revenue, eCPI and ROAS of installs, as Performance counts them.${youngDays ? ` ${youngDays} of these days still receive first-window postbacks: their figures will grow.` : ''}` });
-    picker(head, 'Days by: ', 'basis', { '': basisNames.install, arrival: basisNames.arrival }, basis === 'install' ? '' : basis);
+    basisPicker(head, basis);
     // Money: revenue per currency from the reports (never added across currencies); eCPI and ROAS where spend is
     // imported and one currency holds revenue and spend (the row's own, or the one picked with exchange rates).
     const currencies = [...new Set(money.rows.flatMap((row) => (row.currencies || '').split(',')).concat(byDay.rows.map((row) => row.currency)).filter(Boolean))].sort();

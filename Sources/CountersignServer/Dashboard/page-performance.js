@@ -2,7 +2,7 @@
 // installs and claimed installs per network, the postbacks behind the gap, spend, eCPI, CPI and ROAS ranges per
 // campaign, and the cohort curves: what installs returned by days 2, 7 and 35. Every figure is the API's; nothing is
 // added across currencies.
-import { api, apiAll, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
+import { api, apiAll, basisNames, basisPicker, chart, element, format, picker, reportFilters, section, stateURL, table, tiles, total } from './core.js';
 
 /** The filters /v1/performance takes, from the page's state: the shared ones it knows, and its own. */
 function performanceFilters(query) {
@@ -34,8 +34,8 @@ export default {
     ]);
 
     const head = section(main, 'Claimed against verified', { wide: true,
-      note: `Installs Apple signed (one per winning first-window install postback that counts) against what networks claim in their imported reports. Unverifiable and failed verification are under the network an unverified body claims: anyone can send such bodies, they never count, and they do not show what a network did; copies are counted only where Apple's signature proves the network. Days are ${filters.basis === 'arrival' ? 'arrival days' : 'estimated install days'} (${networks.time_zone}). docs/metrics.md defines every column.` });
-    picker(head, 'Days: ', 'basis', { '': 'install day', arrival: 'arrival day' }, filters.basis || '');
+      note: `Installs Apple signed (one per winning first-window install postback that counts) against what networks claim in their imported reports. Unverifiable and failed verification are under the network an unverified body claims: anyone can send such bodies, they never count, and they do not show what a network did; copies are counted only where Apple's signature proves the network. Days by ${basisNames[filters.basis || 'install']} (${networks.time_zone}). docs/metrics.md defines every column.` });
+    basisPicker(head, filters.basis || 'install');
     const currencies = [...new Set(campaigns.rows.map((row) => row.currency).filter(Boolean))].sort();
     picker(head, 'Money in: ', 'currency', Object.fromEntries([['', 'each row\'s currency'], ...currencies.map((code) => [code, code])]), filters.currency || '');
     if ([networks, campaigns].some((report) => report.next_after)) {

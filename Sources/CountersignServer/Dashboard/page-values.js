@@ -1,6 +1,6 @@
 // Conversion values: how fine values (0-63) spread in window 0, coarse values per window, and the share of postbacks
 // without a value per crowd-anonymity tier (Apple withholds values below its thresholds).
-import { api, chart, reportFilters, section, table, total } from './core.js';
+import { api, basisPicker, chart, readBasis, reportFilters, section, table, total } from './core.js';
 
 const coarseLevels = ['low', 'medium', 'high'];
 const coarseColours = { low: '#56B4E9', medium: '#0072B2', high: '#E69F00' };
@@ -8,7 +8,9 @@ const coarseColours = { low: '#56B4E9', medium: '#0072B2', high: '#E69F00' };
 export default {
   title: 'Values',
   async render(main, query) {
-    const filters = reportFilters(query);
+    const basis = readBasis(query);
+    const filters = { ...reportFilters(query), basis };
+    basisPicker(main, basis);
     const [values, tiers] = await Promise.all([
       api('reports', { ...filters, by: 'window,value_kind,value' }),
       api('reports', { ...filters, by: 'tier' }),
