@@ -40,6 +40,7 @@ import TestSupport
         ("v27-cohorts-local-day", "076e5b604803679047dd73333d12cfad8ff1580bfb5e7f54f6da8c1e8ffbf231"),
         ("v28-advertisers", "b9acb505f12415f6f60e55e76318eea07a817bc828d334d359fc37dcc4c11cd6"),
         ("v29-source-mappings", "7cebd54f20e374fdd219c06156ad5e24d5f49531aa89a3f0b99a6250cefc13d8"),
+        ("v30-exchange-rates-view", "423dcb043c3f6ac2394c0c1399f5b8596635a0981a7d073d6136bb11e82d4261"),
     ]
     static let postgresChecksums: [(String, String)] = [
         ("v1-countersign", "8e7ae6a4be2d69347cfdd1435f7af5d62c28e6a7681ddc220a5efed440083778"),
@@ -66,6 +67,7 @@ import TestSupport
         ("v22-cohorts-local-day", "abaa0339ea9e32ab8d068f72c9ea946e5a3f96e9f899667f89d66a4530467748"),
         ("v23-advertisers", "741bd1160c6ae613bab85e31cf3e01b5ed8e2df35e2478919d801849ba435924"),
         ("v24-source-mappings", "54c50d5a7ad858ed953736dc11358bd8ce2747b536899d3e6e89366a576c333c"),
+        ("v25-exchange-rates-view", "71229eb499e2435e78b7f1fd50243a6bb036b64cc47787ed32edae52e4be575e"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.

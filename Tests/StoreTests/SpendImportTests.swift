@@ -159,6 +159,34 @@ import TestSupport
         #expect(try await seen() == ["2026-11-20 11 3 30000000 USD 10", "2026-11-21 10 - 70000000 USD -"])
     }
 
+    /// docs/sql.md's `exchange_rates_daily` converts as performance does (issue 49, deliverable 2): the rate of the
+    /// amount's day, else the latest before; its example query gives performance's spend in dollars.
+    @Test(arguments: TestEngine.allCases) func theRatesViewConvertsAsPerformanceDoes(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        let spend = Array(("date,app,ad_network,campaign,spend,currency\n2026-11-18,1108187390,eur1.skadnetwork,10,10.00,EUR\n"
+                           + "2026-11-20,1108187390,eur1.skadnetwork,10,100.00,EUR\n2026-11-21,1108187390,eur1.skadnetwork,10,50.00,EUR\n"
+                           + "2026-11-23,1108187390,eur1.skadnetwork,10,20.00,EUR\n2026-11-21,1108187390,usd1.skadnetwork,10,33.33,USD\n").utf8)
+        guard case .success(let rows) = SpendFile.read(spend, format: .generic) else { Issue.record("refused"); return }
+        _ = try await store.spend.importSpend(rows, provenance: ImportProvenance(importedBy: "analyst", fileName: "s.csv", format: "generic", bytes: spend))
+        // No rate before the 20th: the 18th's spend cannot be converted, so the period starts on the 19th.
+        let rates = Array("date,from,to,rate\n2026-11-20,EUR,USD,1.08\n2026-11-23,EUR,USD,1.1\n".utf8)
+        guard case .success(let parsed) = ExchangeRateFile.read(rates) else { Issue.record("refused"); return }
+        _ = try await store.spend.importRates(parsed, provenance: ImportProvenance(importedBy: "analyst", fileName: "r.csv", format: "rates", bytes: rates))
+        #expect(try await store.column("SELECT valid_from || ' ' || coalesce(valid_until, '-') || ' ' || rate FROM exchange_rates_daily ORDER BY valid_from", as: String.self)
+                == ["2026-11-20 2026-11-23 1.08", "2026-11-23 - 1.1"])
+        let document = try String(contentsOf: Checkout.root.appendingPathComponent("docs/sql.md"), encoding: .utf8)
+        let query = try #require(document.components(separatedBy: "```sql\n").first { $0.hasPrefix("SELECT s.ad_network_id,") }?.components(separatedBy: "```").first)
+        let filtered = query.replacingOccurrences(of: "WHERE s.spend_micros IS NOT NULL", with: "WHERE s.spend_micros IS NOT NULL AND s.day >= '2026-11-19'")
+        var fromSQL: [String: Double] = [:]
+        for row in try await store.rows(filtered, []) { fromSQL[try row.get(at: 0, as: String.self)] = try row.get(at: 1, as: Double.self) }
+        let report = try await store.performance.report(try PerformanceQuery.parse([("by", "ad_network"), ("currency", "USD"), ("from", "2026-11-19"), ("to", "2026-11-24")]))
+        let network = try #require(report.columns.firstIndex(of: "ad_network")), dollars = try #require(report.columns.firstIndex(of: "spend"))
+        var reported: [String: Double] = [:]
+        for row in report.rows { if case .number(let text) = row[dollars], let value = Double(text) { reported[try #require(row[network].string)] = value } }
+        // 100 × 1.08 + 50 × 1.08 (the 20th's rate still in force) + 20 × 1.1 = 184, and the dollars as they are.
+        #expect(fromSQL == ["eur1.skadnetwork": 184, "usd1.skadnetwork": 33.33] && reported == fromSQL, "\(fromSQL) against \(reported)")
+    }
+
     @Test(arguments: TestEngine.allCases) func exchangeRatesAreCheckedAndStoredExactly(engine: TestEngine) async throws {
         let bad = Array("date,from,to,rate\n2026-11-20,EUR,USD,1.0842\n2026-11-20,EUR,USD,1.09\n2026-11-21,EUR,EUR,1\n2026-11-22,ZZZ,USD,1\n2026-11-23,EUR,USD,-1\n".utf8)
         guard case .failure(let problems) = ExchangeRateFile.read(bad) else { Issue.record("accepted"); return }

@@ -862,6 +862,14 @@ enum PostgresMigrations {
             CREATE INDEX source_mappings_lookup ON source_mappings (app, ad_network_id, source_identifier, valid_from);
             CREATE UNIQUE INDEX source_mappings_unique ON source_mappings (app, ad_network_id, source_identifier, coalesce(country, ''), coalesce(publisher, ''), valid_from);
             """),
+        // The imported exchange rates with the days each is in force (as SQLite's v30; issue 49, deliverable 2). Frozen text.
+        ("v25-exchange-rates-view", """
+            CREATE VIEW exchange_rates_daily AS
+            SELECT from_currency, to_currency, day AS valid_from,
+                   lead(day) OVER (PARTITION BY from_currency, to_currency ORDER BY day) AS valid_until,
+                   rate, import_id
+            FROM exchange_rates;
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

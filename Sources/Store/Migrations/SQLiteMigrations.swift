@@ -993,6 +993,17 @@ enum SQLiteMigrations {
                 CREATE UNIQUE INDEX source_mappings_unique ON source_mappings (app, ad_network_id, source_identifier, coalesce(country, ''), coalesce(publisher, ''), valid_from);
                 """)
         }
+        migrator.registerMigration("v30-exchange-rates-view") { db in
+            // The imported exchange rates as SQL reads them: each pair's rate with the days it is in force, as reports
+            // convert (the rate of the amount's day, else the latest before; issue 49, deliverable 2). Frozen text.
+            try db.execute(sql: """
+                CREATE VIEW exchange_rates_daily AS
+                SELECT from_currency, to_currency, day AS valid_from,
+                       lead(day) OVER (PARTITION BY from_currency, to_currency ORDER BY day) AS valid_until,
+                       rate, import_id
+                FROM exchange_rates;
+                """)
+        }
         return migrator
     }
 }
