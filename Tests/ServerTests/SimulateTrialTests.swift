@@ -93,21 +93,32 @@ import TestSupport
             let perInstall = installs.map { $0.spent[...window].reduce(0, +) }.reduce(0, +) / Double(installs.count)
             #expect(abs(perInstall / genre.revenuePerInstall[window] - 1) < 0.2, "\(genre) by window \(window): \(perInstall) per install")
         }
+        // Each value's revenue range, decoded here by the schema once per window: fine values by number, coarse by level.
+        func range(_ window: Int, fine: Int?, coarse: CoarseValue.Level?) -> (min: Double, max: Double)? {
+            guard case .success(let decoded) = SchemaDecoder.decode(schema, conversionClass: .install, window: window, fine: fine, coarse: coarse,
+                                                                    sourceIdentifier: nil, at: start), decoded.defined else { return nil }
+            return (decoded.revenue?.min ?? 0, decoded.revenue?.max ?? 0)
+        }
+        let fineRanges = (0...2).map { window in Dictionary(uniqueKeysWithValues: (0...63).compactMap { value in range(window, fine: value, coarse: nil).map { (value, $0) } }) }
+        let coarseRanges = (0...2).map { window in
+            Dictionary(uniqueKeysWithValues: CoarseValue.Level.allCases.compactMap { level in range(window, fine: nil, coarse: level).map { (level.rawValue, $0) } })
+        }
         var checked = 0
         for sent in ledger.sent where sent.kind == .original {
             let outer = try #require(try JSONParser.parse(sent.body).object), fields = try Self.fields(sent.body)
             guard fields["did-win"]?.bool ?? true, fields["conversion-type"]?.string != "re-engagement" else { continue }
             let window = Int(fields["postback-sequence-index"]?.int64 ?? 0)
-            let fine = outer["conversion-value"]?.int64.map(Int.init), coarse = outer["coarse-conversion-value"]?.string.flatMap(CoarseValue.Level.init(rawValue:))
-            guard fine != nil || coarse != nil else { continue }
-            func distance(fine: Int?, coarse: CoarseValue.Level?) -> Double? {
-                guard case .success(let decoded) = SchemaDecoder.decode(schema, conversionClass: .install, window: window, fine: fine, coarse: coarse,
-                                                                        sourceIdentifier: nil, at: start), decoded.defined else { return nil }
-                let spent = ledger.installs[sent.install].spent[window]
-                return max(0, (decoded.revenue?.min ?? 0) - spent, spent - (decoded.revenue?.max ?? 0))
+            let spent = ledger.installs[sent.install].spent[window]
+            func distance(_ range: (min: Double, max: Double)) -> Double { max(0, range.min - spent, spent - range.max) }
+            let sentRange: (min: Double, max: Double)?, nearest: Double?
+            if let fine = outer["conversion-value"]?.int64 {
+                (sentRange, nearest) = (fineRanges[window][Int(fine)], fineRanges[window].values.map(distance).min())
+            } else if let coarse = outer["coarse-conversion-value"]?.string {
+                (sentRange, nearest) = (coarseRanges[window][coarse], coarseRanges[window].values.map(distance).min())
+            } else {
+                continue
             }
-            let nearest = fine != nil ? (0...63).compactMap { distance(fine: $0, coarse: nil) }.min() : CoarseValue.Level.allCases.compactMap { distance(fine: nil, coarse: $0) }.min()
-            #expect(distance(fine: fine, coarse: coarse) == nearest, "\(genre): window \(window) sent \(fine.map(String.init) ?? coarse?.rawValue ?? "") for \(ledger.installs[sent.install].spent[window])")
+            #expect(sentRange.map(distance) == nearest, "\(genre): window \(window) sent a value of \(String(describing: sentRange)) for \(spent)")
             checked += 1
         }
         #expect(checked > 5_000, "\(checked) values checked")
