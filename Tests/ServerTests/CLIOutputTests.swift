@@ -57,6 +57,9 @@ import TestSupport
         #expect(open.note(try open.pairs(now: Self.now, zone: utc), zone: utc) == "period: from Wed 2026-11-18 in UTC")
         let relativeEnd = try PeriodOptions.parse(["--from", "2026-11-01", "--to", "today"])
         #expect(relativeEnd.note(try relativeEnd.pairs(now: Self.now, zone: utc), zone: utc) == "period: Sun 2026-11-01 to Tue 2026-11-24 in UTC")
+        // A `--to` with a time is shown as given, not as the day before it.
+        let timed = try PeriodOptions.parse(["--from", "7d", "--to", "2026-11-30T08:30"])
+        #expect(timed.note(try timed.pairs(now: Self.now, zone: utc), zone: utc) == "period: Wed 2026-11-18 to before 2026-11-30T08:30 in UTC")
         // Dates written out are what the reader typed: nothing to say.
         let written = try PeriodOptions.parse(["--from", "2026-11-01", "--to", "2026-11-08"])
         #expect(written.note(try written.pairs(now: Self.now, zone: utc), zone: utc) == nil)

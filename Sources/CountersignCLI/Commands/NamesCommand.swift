@@ -78,11 +78,12 @@ struct NamesCommand: AsyncParsableCommand {
         @Flag(help: "Rename networks that already have another name.") var replace = false
 
         func run() async throws {
-            let bytes: [UInt8]
-            if file == "-" { bytes = Array(FileHandle.standardInput.readDataToEndOfFile()) } else {
-                guard let data = FileManager.default.contents(atPath: file) else { throw CLIFailure.usage("cannot read \(file); give a JSON file or -") }
-                bytes = Array(data)
+            // At most one byte over the limit is read, so a huge input is refused without being held.
+            guard let handle = file == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: file),
+                  let data = try? handle.read(upToCount: AdNetworkList.maximumBytes + 1) ?? Data() else {
+                throw CLIFailure.usage("cannot read \(file); give a JSON file or -")
             }
+            let bytes = Array(data)
             let list: AdNetworkList
             do { list = try AdNetworkList.parse(bytes) } catch { throw CLIFailure.rejected("\(file): \(error.description)") }
             let store = try database.open()

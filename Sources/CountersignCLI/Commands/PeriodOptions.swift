@@ -36,8 +36,10 @@ struct PeriodOptions: ParsableArguments {
         guard last != nil || [from, to].contains(where: { $0.map(RelativeDay.isRelative) ?? false }) else { return nil }
         func named(_ day: String) -> String { RelativeDay.weekday(day).map { "\($0) \(day)" } ?? day }
         let start = resolved.first { $0.0 == "from" }?.1
-        // `to` is excluded: the period's last day is the day before it.
-        let end = resolved.first { $0.0 == "to" }.flatMap { Timestamp.parse($0.1, assuming: .gmt) }.map { RelativeDay.day(-1, from: $0, zone: .gmt) }
+        // `to` is excluded: a date's last day is the day before it; a time is shown as given.
+        let end = resolved.first { $0.0 == "to" }.map { to in
+            to.1.count == 10 ? Timestamp.parse(to.1, assuming: .gmt).map { RelativeDay.day(-1, from: $0, zone: .gmt) } ?? to.1 : "before \(to.1)"
+        }
         var text = switch (start, end) {
         case let (start?, end?): "period: \(named(start)) to \(named(end))"
         case let (start?, nil): "period: from \(named(start))"

@@ -10,8 +10,6 @@ const statusNames = {
   counted: 'Counted', development: 'Development', not_counted: 'Not counted', unverifiable: 'Unverifiable',
   duplicate: 'Duplicate', replay: 'Replay', unverified_copy: 'Unverified copy', rejected: 'Rejected',
 };
-/** Days still receiving first-window postbacks are drawn grey: their figures will grow. */
-const young = '#c5ccd3';
 
 /** The performance report's filters (it takes fewer than the other reports), on the page's basis. */
 function moneyFilters(filters, basis, currency) {
@@ -32,10 +30,13 @@ function byCurrency(rows, key) {
   return sums;
 }
 
-/** Bar colours for `days`: grey where the day is not yet closed for window 0 (`maturity`: day → window_0_maturity). */
-function greyYoung(dataset, days, maturity) {
+/**
+ * Bar colours for `days`: the dataset's colour faded (a third of its opacity) where the day is not yet closed for
+ * window 0 (`maturity`: day → window_0_maturity), so each series stays told apart while its young days stand out.
+ */
+function fadeYoung(dataset, days, maturity) {
   const colour = dataset.backgroundColor;
-  dataset.backgroundColor = days.map((day) => (maturity.get(day) && maturity.get(day) !== 'closed' ? young : colour));
+  dataset.backgroundColor = days.map((day) => (maturity.get(day) && maturity.get(day) !== 'closed' ? colour + '55' : colour));
 }
 
 export default {
@@ -69,7 +70,7 @@ export default {
     const then = (key) => (before ? total(before.rows, key) : undefined);
     const duplicates = (rows) => total(rows.filter((row) => row.status === 'duplicate'), 'postbacks');
     const head = section(main, 'Totals', { wide: true,
-      note: `Days by ${basisNames[basis]}, in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md); revenue, eCPI and ROAS of installs, as Performance counts them.${youngDays ? ` ${youngDays} of these days still receive first-window postbacks: their figures will grow.` : ''}` });
+      note: `Days by ${basisNames[basis]}, in ${byDay.time_zone}${previous ? '; each figure against the same number of days just before' : '; pick dates to compare each figure with the period before'}. Installs: one per winning first-window install postback that counts (docs/metrics.md); revenue, eCPI and ROAS of installs, as Performance counts them.${youngDays ? (basis === 'install' ? ` ${youngDays} of these days still receive first-window postbacks: their figures will grow.` : ' Today is still arriving.') : ''}` });
     basisPicker(head, basis);
     // Money: revenue per currency from the reports (never added across currencies); eCPI and ROAS where spend is
     // imported and one currency holds revenue and spend (the row's own, or the one picked with exchange rates).
@@ -121,7 +122,9 @@ export default {
       { key: 'reason', label: 'Reason' }, { key: 'postbacks', label: 'Bodies', kind: 'count' },
     ] });
 
-    const greyNote = `Days by ${basisNames[basis]}; grey days still receive first-window postbacks (docs/metrics.md, Maturity).`;
+    const greyNote = basis === 'install'
+      ? `Days by ${basisNames[basis]}; faded days still receive first-window postbacks, so their figures will grow (docs/metrics.md, Maturity).`
+      : `Days by ${basisNames[basis]}; today is faded: postbacks are still arriving.`;
     const protocols = section(main, 'Counted conversions per day by protocol', { note: `Days by ${basisNames[basis]}.` });
     chart(protocols, 'chart-protocols', 'Counted conversions per day by protocol', {
       type: 'line', data: series(byDay.rows, 'day', 'protocol', 'postbacks', (name) => (name === 'aak' ? 'AdAttributionKit' : 'SKAdNetwork')),
@@ -139,7 +142,7 @@ export default {
       label: key === 'installs' ? 'Installs' : 'Re-engagements', backgroundColor: colours(2)[index], borderColor: colours(2)[index],
       data: shownDays.map((day) => total(byDay.rows.filter((row) => row.day === day), key)),
     })) };
-    for (const dataset of kindsData.datasets) greyYoung(dataset, shownDays, maturity);
+    for (const dataset of kindsData.datasets) fadeYoung(dataset, shownDays, maturity);
     chart(kinds, 'chart-installs', 'Installs and re-engagements per day', {
       type: 'bar', data: kindsData,
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },

@@ -34,7 +34,7 @@ enum ReportRoutes {
             let after = try QueryParameters.after(request, what: "conversion")
             let table = try await store.reports.conversions(query, after: after, limit: limit)
             let next: JSONValue = table.rows.count == limit ? (table.rows.last?.first ?? .null) : .null
-            var headers = HTTPFields()
+            var headers: HTTPFields = [.init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue]
             if case .number(let id) = next { headers[.init("Next-After")!] = id }
             return JSONResponse.make(text: format.render(table, extra: [JSONMember(key: "next_after", value: next)]),
                                      contentType: format.contentType, headers: headers)
