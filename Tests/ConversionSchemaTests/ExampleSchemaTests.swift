@@ -95,7 +95,7 @@ func decode(_ schema: ConversionSchema, _ conversionClass: ConversionClass = .in
             #expect(decoded.revenue?.max == high, "value \(fine)")
         }
         #expect(try decode(shop, window: 0, fine: 40).properties["segment"] == "whale")
-        #expect(try decode(shop, window: 1, coarse: .high).revenue?.midpoint == 2550)
+        #expect(try decode(shop, window: 1, coarse: .high).revenue?.midpoint == 300)
         #expect(try decode(shop, .reEngagement, window: 0, fine: 3).events.map(\.name) == ["order"])
         #expect(try decode(shop, window: 2, coarse: .low).events.map(\.name) == ["browse"], "window 2 inherits window 1")
     }

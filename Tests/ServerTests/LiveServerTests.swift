@@ -194,7 +194,7 @@ import TestSupport
         let documented = try Self.documentedReportParameters()
         let samples = ["by": "campaign", "from": "2026-11-01", "to": "2026-11-02", "app": "1", "ad_network": "x", "source_prefix": "12",
                        "type": "install", "window": "0", "did_win": "true", "interaction": "click", "country": "US",
-                       "environment": "production", "tier": "2", "protocol": "aak", "currency": "EUR", "tz": "Europe/Berlin", "include_uncounted": "true", "format": "json", "last": "7d"]
+                       "environment": "production", "tier": "2", "protocol": "aak", "currency": "EUR", "tz": "Europe/Berlin", "include_uncounted": "true", "format": "json", "last": "7d", "basis": "install"]
         #expect(Set(documented) == Set(samples.keys), "document: \(documented.sorted())")
         let server = LiveServer()
         let key = try await TestStore.open(StoreSettings(location: try DatabaseLocation(server.settings.database))).apiKeys.create(name: "doc").key
