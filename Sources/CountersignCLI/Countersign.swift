@@ -14,7 +14,7 @@ struct Countersign: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, VerifyCommand.self, KeysCommand.self, ImpressionCommand.self,
             SimulateCommand.self, ReverifyCommand.self, SchemaCommand.self, RedecodeCommand.self, APIKeyCommand.self, AdvertiserCommand.self, ReportCommand.self, ExportCommand.self, PullCommand.self, PerformanceCommand.self, CohortsCommand.self, ReconcileCommand.self, SpendCommand.self,
-            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self, ForwardCommand.self, SetupCommand.self, SigningCommand.self,
+            AdServicesCommand.self, NamesCommand.self, CopyCommand.self, BackupCommand.self, AppsCommand.self, ForwardCommand.self, AlertsCommand.self, SetupCommand.self, SigningCommand.self,
         ]
     )
 }

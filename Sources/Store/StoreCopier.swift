@@ -7,7 +7,7 @@ public struct StoreCopier: Sendable {
     /// Tables with an `id` are copied in chunks of ids; the others (registries, small by nature) in chunks by position.
     public static let tables = ["receipts", "postbacks", "postback_events", "schemas", "api_keys", "attribution_records", "adservices_jobs",
                                 "apps", "ad_networks", "source_names", "apple_ads_names", "forward_rules", "forward_outbox", "forward_templates", "forward_secrets",
-                                "advertisers", "advertiser_apps", "source_mappings",
+                                "advertisers", "advertiser_apps", "source_mappings", "alert_rules", "alert_outbox",
                                 "spend_imports", "spend", "spend_current", "exchange_rates", "arrivals_daily"]
 
     /// What one run did.

@@ -143,6 +143,8 @@ public final class StoreDatabase: Service, Sendable {
     public var deliveryTemplates: DeliveryTemplateStore { DeliveryTemplateStore(engine: engine) }
     /// Advertisers and their apps.
     public var advertisers: AdvertiserRegistry { AdvertiserRegistry(engine: engine) }
+    /// Alert rules, their checks and the outbox of alerts.
+    public var alerts: AlertBook { AlertBook(engine: engine) }
     /// Advertisers' raw pulls of their postbacks.
     public var pull: PostbackPull { PostbackPull(engine: engine) }
     /// Online backups of an SQLite store.

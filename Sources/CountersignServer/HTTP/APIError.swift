@@ -6,6 +6,8 @@ import Postback
 /// The error codes of the HTTP API besides verification reasons (``VerificationReason``); docs/openapi.yaml lists them.
 enum APIErrorCode: String, CaseIterable {
     case advertiserAppTaken = "advertiser_app_taken"
+    case alertRuleLimit = "alert_rule_limit"
+    case alertRuleNotFound = "alert_rule_not_found"
     case advertiserLimit = "advertiser_limit"
     case advertiserNotFound = "advertiser_not_found"
     case apiKeyInQuery = "api_key_in_query"

@@ -96,6 +96,7 @@ package struct ServerApplication {
         PostbackRoutes.add(to: privateAPI, store: store, verifier: verifier, appRules: appRules)
         AppRoutes.add(to: privateAPI, store: store, appRules: appRules)
         ForwardingRoutes.add(to: privateAPI, store: store, maximumRules: settings.forwardMaxRules)
+        AlertRoutes.add(to: privateAPI, store: store)
         AdvertiserRoutes.add(to: privateAPI, store: store)
         AppleAdsRoutes.addPrivate(to: privateAPI, store: store)
         SpendRoutes.add(to: privateAPI, store: store, uploadLimit: settings.spendUploadLimit, maximumGroups: settings.performanceMaxGroups, limits: limits)
@@ -147,10 +148,12 @@ package struct ServerApplication {
         }
         router.add(middleware: UnmatchedRouteMiddleware(routes: router.routes))
         self.router = router
+        let alertSender = AlertSender(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory)
         services = [writer, tokenExchange, appRules, backlog, RetentionPruner(store: store, rejectedRetention: settings.rejectedRetentionDays * 86_400,
                                                                     unverifiableRetention: settings.unverifiableRetentionDays * 86_400, logger: logger,
                                                                     metrics: factory),
-                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory),
+                    Forwarder(store: store, schedule: settings.forwardSchedule, logger: logger, metrics: factory), alertSender,
+                    AlertWatcher(store: store, interval: settings.alertInterval, sender: alertSender, logger: logger, metrics: factory),
                     MemoryTrimmer(limiters: limits.all, logger: logger)] + appleAdsNames
     }
 

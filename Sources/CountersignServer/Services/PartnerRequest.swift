@@ -5,8 +5,8 @@ import NIOHTTP1
 import NIOPosix
 import Store
 
-/// One POST of a delivery to its partner and what came back: the single way a body leaves for a partner, used by the
-/// forwarder and by test deliveries alike.
+/// One POST of a delivery to its partner (or an alert to its webhook) and what came back: the single way a body leaves
+/// Countersign, used by the forwarder, test deliveries and the alert sender alike.
 enum PartnerRequest {
     /// What the partner answered.
     struct Answer: Sendable {
@@ -29,8 +29,8 @@ enum PartnerRequest {
     static let testClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
 
     /// The headers `delivery` is sent with; `shown` puts `(secret)` in place of the partner's secret.
-    static func headers(_ delivery: ForwardDelivery, test: Bool, shown: Bool = false) -> [(name: String, value: String)] {
-        var headers = [("Content-Type", "application/json"), ("Idempotency-Key", delivery.dedupKey),
+    static func headers(_ delivery: some WebhookDelivery, test: Bool, shown: Bool = false) -> [(name: String, value: String)] {
+        var headers = [("Content-Type", "application/json"), ("Idempotency-Key", delivery.idempotencyKey),
                        ("Countersign-Attempt", String(delivery.attempts + 1)), ("User-Agent", "countersign/\(CountersignVersion.current)")]
         if test { headers.append(("Countersign-Test", "true")) }
         if let header = delivery.header { headers.append((header.name, shown ? "(secret)" : header.value)) }
@@ -38,7 +38,7 @@ enum PartnerRequest {
     }
 
     /// POSTs `delivery` within its timeout; `test` marks it with `Countersign-Test: true` and keeps the start of the answer.
-    static func send(_ delivery: ForwardDelivery, client: HTTPClient, test: Bool = false) async -> Answer {
+    static func send(_ delivery: some WebhookDelivery, client: HTTPClient, test: Bool = false) async -> Answer {
         var request = HTTPClientRequest(url: delivery.url)
         request.method = .POST
         for (name, value) in headers(delivery, test: test) { request.headers.add(name: name, value: value) }

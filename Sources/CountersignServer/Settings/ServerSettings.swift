@@ -85,8 +85,10 @@ package struct ServerSettings: Sendable {
     package var forwardMaxRules = ForwardRule.defaultMaximumRules
     /// Whether `/metrics` needs an API key with the `metrics` scope.
     var metricsRequireKey = false
-    /// When failed forwarding deliveries are tried again (first delay, doubling up to the maximum, with jitter).
+    /// When failed forwarding deliveries and alerts are tried again (first delay, doubling up to the maximum, with jitter).
     package var forwardSchedule = ForwardingSchedule()
+    /// Seconds between two checks of the alert rules.
+    package var alertInterval: TimeInterval = 60
     /// The Chart.js file the dashboard loads (Debian's `libjs-chart.js`, which `make run` installs).
     package var chartLibrary = "/usr/share/javascript/chart.js/chart.min.js"
 
@@ -205,9 +207,11 @@ package struct ServerSettings: Sendable {
             .integer("forward-max-rules", \.forwardMaxRules, in: 1...10_000, help: "Forwarding rules at most."),
             .toggle("metrics-require-key", \.metricsRequireKey, help: "Serve /metrics only with an API key that has the metrics scope."),
             .number("forward-backoff", \.forwardSchedule.initialBackoff, expected: "seconds, more than 0 and at most 86400", where: within(86_400),
-                    help: "Seconds before a failed forwarding delivery's first retry, doubling."),
+                    help: "Seconds before a failed forwarding delivery's (or alert's) first retry, doubling."),
             .number("forward-max-backoff", \.forwardSchedule.maximumBackoff, expected: "seconds, more than 0 and at most 86400", where: within(86_400),
-                    help: "Longest delay between forwarding retries."),
+                    help: "Longest delay between forwarding (and alert) retries."),
+            .number("alert-interval", \.alertInterval, expected: "seconds, more than 0 and at most 86400", where: within(86_400),
+                    help: "Seconds between two checks of the alert rules."),
             .text("chart-library", \.chartLibrary, value: "FILE", help: "The Chart.js file the dashboard loads (Debian's libjs-chart.js)."),
         ]
     }

@@ -88,12 +88,7 @@ public struct ForwardRule: Sendable, Equatable {
         guard (1...64).contains(rule.name.count), rule.name.allSatisfy(nameCharacters.contains) else {
             throw Problem(field: "name", message: "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-', such as acme-mmp")
         }
-        // Printable ASCII only (no space, CR, LF or NUL: the URL goes into a request line), a known scheme, a host, a
-        // port within 1 to 65535 when given, no credentials or fragment.
-        guard rule.url.utf8.count <= 2000, rule.url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), let components = URLComponents(string: rule.url),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty, components.user == nil, components.password == nil, components.fragment == nil,
-              Self.portIsValid(rule.url, components) else {
+        guard isWebhookURL(rule.url) else {
             throw Problem(field: "url", message: "must be an absolute http or https URL of printable ASCII, with a port from 1 to 65535 if any, without credentials or fragment, such as https://partner.example/postbacks")
         }
         if let network = rule.adNetwork, !isAdNetworkID(network) {
@@ -116,6 +111,15 @@ public struct ForwardRule: Sendable, Equatable {
         guard DeliveryTemplate.isName(rule.template) else {
             throw Problem(field: "template", message: "must name a delivery template, such as original or enriched (countersign forward templates lists them)")
         }
+    }
+
+    /// Whether `url` is one Countersign POSTs to: printable ASCII only (no space, CR, LF or NUL: the URL goes into a
+    /// request line), a known scheme, a host, a port within 1 to 65535 when given, no credentials or fragment.
+    public static func isWebhookURL(_ url: String) -> Bool {
+        guard url.utf8.count <= 2000, url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), let components = URLComponents(string: url),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty, components.user == nil, components.password == nil, components.fragment == nil else { return false }
+        return portIsValid(url, components)
     }
 
     /// The URL's host is a DNS name (letters, digits, `-` and `.`), an IPv4 address or a bracketed IPv6 address, never

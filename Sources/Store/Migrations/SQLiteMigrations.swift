@@ -1004,6 +1004,55 @@ enum SQLiteMigrations {
                 FROM exchange_rates;
                 """)
         }
+        migrator.registerMigration("v31-alerts") { db in
+            // Alert rules with what each remembers between checks (firing since when, the last digest's day), and the
+            // outbox of alerts to deliver: one row per occurrence (UNIQUE rule and key), until delivered (deleted, the
+            // rule's `delivered` counted) or dead (issue 49, deliverable 6). Frozen text.
+            try db.execute(sql: """
+                CREATE TABLE alert_rules (
+                    name TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    format TEXT NOT NULL,
+                    app INTEGER,
+                    ad_network_id TEXT,
+                    partner TEXT,
+                    hours REAL,
+                    threshold REAL,
+                    minimum INTEGER NOT NULL,
+                    hour INTEGER NOT NULL,
+                    time_zone TEXT NOT NULL,
+                    currency TEXT,
+                    updated_at TEXT NOT NULL,
+                    firing INTEGER NOT NULL DEFAULT 0,
+                    firing_since TEXT,
+                    last_digest_day TEXT,
+                    last_checked_at TEXT,
+                    last_summary TEXT,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    dropped INTEGER NOT NULL DEFAULT 0,
+                    last_delivered_at TEXT
+                );
+                CREATE TABLE alert_outbox (
+                    id INTEGER PRIMARY KEY,
+                    rule TEXT NOT NULL,
+                    event_key TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    body BLOB NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    created_at TEXT NOT NULL,
+                    deadline REAL NOT NULL,
+                    next_attempt_at REAL NOT NULL,
+                    claim_id TEXT,
+                    claimed_until REAL,
+                    last_attempt_at TEXT,
+                    last_answer TEXT,
+                    last_error TEXT,
+                    UNIQUE (rule, event_key)
+                );
+                CREATE INDEX alert_outbox_due ON alert_outbox(next_attempt_at) WHERE state = 'pending';
+                """)
+        }
         return migrator
     }
 }
