@@ -180,25 +180,28 @@ import TestSupport
             #expect(end == "resolved:" + start.dropFirst("firing:".count))
         }
 
-        // Delivering: claimed by lease, accepted or failed, dead and retried; the status shows each.
-        let claimed = try await store.alerts.claim(limit: 2, now: Self.now)
-        #expect(claimed.map(\.key) == Array(keys.prefix(2)))
-        #expect(try await other.alerts.claim(limit: 10, now: Self.now).map(\.key) == Array(keys.dropFirst(2)), "a claimed alert is not claimed again")
-        #expect(try await other.alerts.claim(limit: 10, now: Self.now).isEmpty)
-        let body = try #require(try JSONParser.parse(claimed[0].body).object)
+        // Delivering: one alert of a rule at a time, oldest first, claimed by lease; accepted or failed, dead and
+        // retried; the status shows each.
+        let first = try await store.alerts.claim(limit: 10, now: Self.now)
+        #expect(first.map(\.key) == [keys[0]], "a rule's later alerts wait for its oldest")
+        #expect(try await other.alerts.claim(limit: 10, now: Self.now).isEmpty, "a claimed alert is not claimed again, nor one behind it")
+        let body = try #require(try JSONParser.parse(first[0].body).object)
         #expect(body["text"]?.string?.contains("*stopped* firing: No verified postback of app \(Self.app)") == true, "\(body)")
-        #expect(claimed[0].idempotencyKey == "alert:stopped:\(keys[0])")
-        #expect(try await store.alerts.delivered(claimed[0], now: Self.now))
-        #expect(try await store.alerts.failed(claimed[1], answer: "503", error: "HTTP 503", decision: .dead, now: Self.now))
-        #expect(try await store.alerts.delivered(claimed[1], now: Self.now) == false, "a finished claim records nothing more")
+        #expect(first[0].idempotencyKey == "alert:stopped:\(keys[0])")
+        #expect(try await store.alerts.delivered(first[0], now: Self.now))
+        let second = try await other.alerts.claim(limit: 10, now: Self.now)
+        #expect(second.map(\.key) == [keys[1]])
+        #expect(try await store.alerts.failed(second[0], answer: "503", error: "HTTP 503", decision: .dead, now: Self.now))
+        #expect(try await store.alerts.delivered(second[0], now: Self.now) == false, "a finished claim records nothing more")
+        #expect(try await store.alerts.claim(limit: 10, now: Self.now).map(\.key) == [keys[2]], "a dead alert holds up no other")
         var status = try await store.alerts.status(now: Self.now)
         func cell(_ column: String) -> JSONValue? { status.columns.firstIndex(of: column).map { status.rows[0][$0] } }
-        #expect(cell("delivered") == .number("1") && cell("dead") == .number("1") && cell("last_answer") == .string("503"))
+        #expect(cell("delivered") == .number("1") && cell("dead") == .number("1") && cell("last_answer") == .string("503") && cell("in_flight") == .number("1"))
         #expect(cell("url") == .string("https://hooks.example/..."), "the webhook's secret is not shown")
         #expect(try await store.alerts.retry(rule: "stopped", now: Self.now) == 1)
         #expect(try await store.alerts.retry(rule: "nobody", now: Self.now) == nil)
-        let again = try await store.alerts.claim(limit: 10, now: Self.now.addingTimeInterval(10))
-        #expect(again.map(\.key) == [keys[1]] && again.first?.attempts == 1, "the retried alert, with its attempt counted; the others' leases hold")
+        let again = try await store.alerts.claim(limit: 10, now: Self.now.addingTimeInterval(30))
+        #expect(again.map(\.key) == [keys[1]] && again.first?.attempts == 1, "the retried alert, oldest again, with its attempt counted")
         status = try await store.alerts.status(now: Self.now)
         #expect(cell("dead") == .number("0"))
 
@@ -225,7 +228,9 @@ import TestSupport
             traffic.append(sent)
         }
         try Self.store(traffic, into: store)
-        try await store.alerts.set(AlertRule(name: "daily", kind: .digest, url: "https://hooks.example/d", hour: 8), now: Self.hoursAgo(48))
+        let rule = AlertRule(name: "daily", kind: .digest, url: "https://hooks.example/d", hour: 8)
+        try await store.alerts.set(rule, now: Self.hoursAgo(48))
+        #expect(try await store.alerts.reading(rule, now: Self.hoursAgo(5)).figures["day"] == .string("2026-11-19"), "a reading shows yesterday's at any hour")
         #expect(try await store.alerts.check(now: Self.hoursAgo(5)).isEmpty, "07:00: not yet")
         let digest = try #require(try await store.alerts.check(now: Self.hoursAgo(3.5)).first)
         #expect(digest.key == "digest:2026-11-19")
@@ -282,6 +287,13 @@ import TestSupport
         #expect(json["figures"]?.object?["share"] == .number("0.6"))
         let slack = try #require(try JSONParser.parse(event.body(.slack)).object)
         #expect(slack.members.map(\.key) == ["text"] && slack["text"] == .string(":rotating_light: *r* firing: 60% were null."))
+    }
+
+    @Test func docsStateEachKindAsTheCodeJudgesIt() throws {
+        let document = try String(contentsOf: Checkout.root.appendingPathComponent("docs/alerts.md"), encoding: .utf8)
+        for kind in AlertKind.allCases {
+            #expect(document.contains("### `\(kind.rawValue)`\n\n\(kind.definition)\n"), "docs/alerts.md: \(kind.rawValue)")
+        }
     }
 
     @Test func aDigestIsDueFromItsHourInItsZoneOnceADay() throws {

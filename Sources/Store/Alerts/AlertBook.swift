@@ -79,7 +79,8 @@ public struct AlertBook: Sendable {
     /// rule reads yesterday's digest.
     public func reading(_ rule: AlertRule, now: Date = Date()) async throws -> AlertReading {
         if rule.kind == .digest {
-            let event = try await digest(rule, day: AlertTransition.digestDay(rule: rule, lastDigestDay: nil, now: now.addingTimeInterval(86_400)) ?? "", now: now)
+            let zone = ReportTimeZone(identifier: rule.timeZone) ?? .utc
+            let event = try await digest(rule, day: AlertTransition.yesterday(in: zone.zone, now: now), now: now)
             return AlertReading(firing: true, summary: event.summary, figures: event.figures)
         }
         return try await figures(rule, now: now).reading(for: rule, now: now)
@@ -252,15 +253,19 @@ public struct AlertBook: Sendable {
 
     // MARK: Delivering
 
-    /// Claims at most `limit` alerts due at `now`, oldest first, for one attempt each: the claim lapses after twice the
-    /// delivery timeout, so an alert whose receiver died is delivered again, with the same idempotency key.
+    /// Claims at most `limit` alerts due at `now`, oldest first, for one attempt each, and of each rule only its oldest
+    /// pending alert, so a rule's alerts arrive in the order they happened (a resolution never before its firing). The
+    /// claim lapses after twice the delivery timeout, so an alert whose receiver died is delivered again, with the same
+    /// idempotency key.
     public func claim(limit: Int, now: Date = Date()) async throws -> [AlertDelivery] {
         let claimID = UUID().uuidString, moment = now.timeIntervalSince1970
         return try await engine.write { db in
             let ids = try db.rows("""
                 UPDATE alert_outbox SET claim_id = ?, claimed_until = ?
-                WHERE id IN (SELECT id FROM alert_outbox WHERE state = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
-                             ORDER BY next_attempt_at, id LIMIT ?)
+                WHERE id IN (SELECT o.id FROM alert_outbox o
+                             WHERE o.state = 'pending' AND o.next_attempt_at <= ? AND (o.claimed_until IS NULL OR o.claimed_until < ?)
+                                 AND NOT EXISTS (SELECT 1 FROM alert_outbox e WHERE e.rule = o.rule AND e.state = 'pending' AND e.id < o.id)
+                             ORDER BY o.next_attempt_at, o.id LIMIT ?)
                 RETURNING id
                 """, [claimID, moment + 2 * AlertRule.timeout + 1, moment, moment, limit])
             guard !ids.isEmpty else { return [] }

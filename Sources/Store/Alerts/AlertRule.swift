@@ -120,10 +120,10 @@ public struct AlertRule: Sendable, Equatable {
         }
     }
 
-    /// The URL as answers show it: its scheme and host, since the rest often holds the sink's secret.
+    /// The URL as answers show it: its scheme, host and port, since the rest often holds the sink's secret.
     public var shownURL: String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return "(hidden)" }
-        return "\(scheme)://\(host)/..."
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")/..."
     }
 
     /// The rule as JSON, as the CLI and the API show it (the URL shortened to ``shownURL``).

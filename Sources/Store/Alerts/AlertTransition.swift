@@ -43,11 +43,17 @@ public struct AlertTransition: Sendable, Equatable {
         guard let zone = ReportTimeZone(identifier: rule.timeZone)?.zone else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        guard calendar.component(.hour, from: now) >= rule.hour,
-              let yesterday = calendar.date(byAdding: .day, value: -1, to: now) else { return nil }
-        let parts = calendar.dateComponents([.year, .month, .day], from: yesterday)
-        let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        guard calendar.component(.hour, from: now) >= rule.hour else { return nil }
+        let day = yesterday(in: zone, now: now)
         guard lastDigestDay.map({ $0 < day }) ?? true else { return nil }
         return day
+    }
+
+    /// Yesterday in `zone` at `now`, `YYYY-MM-DD`.
+    public static func yesterday(in zone: TimeZone, now: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day], from: calendar.date(byAdding: .day, value: -1, to: now) ?? now)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 }
