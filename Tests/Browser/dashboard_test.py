@@ -380,6 +380,9 @@ def main():
         check(any(row["spend"] not in (None, "") for row in browser.table("campaign-money")), "a campaign's spend is shown")
         chart = browser.chart("chart-windows")
         check(sum(sum(d["data"]) for d in chart["datasets"]) == sum(row["postbacks"] for row in windows), "the window chart adds up to the report")
+        # The campaigns' daily line fades and dashes its young days, as the Overview's bars do.
+        points = driver.execute_script("const c = Chart.getChart('chart-campaign-trend'); return [c.data.labels, c.data.datasets[0].pointBackgroundColor]")
+        check(young and {day for day, colour in zip(*points) if len(colour) == 9 and colour.endswith("55")} == young & set(points[0]), f"the trend fades the young days: {young}")
         money = driver.find_element(By.CSS_SELECTOR, '#campaigns td[data-column="revenue_max"]').text
         check(money[:1] in "$€" or money.endswith(("$", "€")), f"revenue shows a currency symbol: {money!r}")
         driver.find_element(By.XPATH, "//table[@id='campaigns']//th//button[text()='Postbacks']").click()
@@ -422,6 +425,8 @@ def main():
         check(not driver.find_elements(By.XPATH, "//table[@id='events-by-day']//td[text()='(no event)']"), "postbacks without an event are not listed as an event")
         same_rows(browser.table("events-by-day"), events, ["day", "event", "currency", "events", "revenue_min", "revenue_max"], "events table")
         check(sum(sum(d["data"]) for d in browser.chart("chart-events")["datasets"]) == sum(row["events"] for row in events), "the events chart adds up")
+        bars = driver.execute_script("const c = Chart.getChart('chart-events'); return [c.data.labels, c.data.datasets[0].backgroundColor]")
+        check(young & set(bars[0]) and {day for day, colour in zip(*bars) if len(colour) == 9 and colour.endswith("55")} == young & set(bars[0]), f"the events chart fades the young days: {young}")
         revisions = server.api("reports", {"by": "app,schema_revision,decoding", "basis": "install"})["rows"]
         same_rows(browser.table("revisions"), revisions, ["app", "schema_revision", "postbacks"], "revisions table")
         decodings = server.api("reports", {"by": "app,decoding,value_kind,value", "basis": "install"})["rows"]

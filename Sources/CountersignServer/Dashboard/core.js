@@ -332,12 +332,40 @@ export function chart(parent, id, label, config) {
   const canvas = element('canvas', { id, role: 'img', 'aria-label': label });
   parent.append(element('div', { class: 'chart' }, canvas));
   const palette = colours(config.data.datasets.length);
+  const { young, ...rest } = config;
+  config = rest;
   config.data.datasets.forEach((dataset, index) => {
     dataset.backgroundColor ??= palette[index];
     dataset.borderColor ??= palette[index];
+    if (young) fadeYoung(dataset, config.data.labels, young, config.type);
   });
   config.options = { responsive: true, maintainAspectRatio: false, animation: false, ...config.options };
   return new window.Chart(canvas, config);
+}
+
+/**
+ * Fades the days `young` holds (day → window_0_maturity, faded unless closed) in a dataset whose labels are days: a
+ * bar in a third of its colour, a line's point likewise and the line into it dashed, so each series stays told apart
+ * while its young days stand out.
+ */
+function fadeYoung(dataset, days, young, type) {
+  const isYoung = (day) => Boolean(young.get(day)) && young.get(day) !== 'closed';
+  const colour = dataset.backgroundColor;
+  const faded = days.map((day) => (isYoung(day) ? colour + '55' : colour));
+  if (type === 'line') {
+    dataset.pointBackgroundColor = faded;
+    dataset.pointBorderColor = faded;
+    dataset.segment = { borderDash: (context) => (isYoung(days[context.p1DataIndex]) ? [6, 4] : undefined) };
+  } else {
+    dataset.backgroundColor = faded;
+  }
+}
+
+/** Day → window_0_maturity for report filters, from GET /v1/performance by day (the filters it takes). */
+export async function dayMaturity(filters) {
+  const chosen = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz', 'basis'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
+  const days = await apiAll('performance', { ...chosen, by: 'day' }, 20);
+  return new Map(days.rows.map((row) => [row.day, row.window_0_maturity]));
 }
 
 /**

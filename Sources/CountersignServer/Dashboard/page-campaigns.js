@@ -2,7 +2,7 @@
 // revenue (one chart per currency), installs over time for the top campaigns, spend, eCPI and ROAS per campaign where
 // spend is imported, windows 0-2 with fine, coarse and missing values, and the full table (sortable on every column;
 // most installs first). One day basis for the page, as on the Overview and Performance.
-import { api, apiAll, basisNames, basisPicker, chart, format, picker, readBasis, reportFilters, section, series, table } from './core.js';
+import { api, apiAll, basisNames, basisPicker, chart, dayMaturity, format, picker, readBasis, reportFilters, section, series, table } from './core.js';
 import { top } from './logic.js';
 
 const levels = {
@@ -28,12 +28,13 @@ export default {
     const filters = { ...reportFilters(query), basis };
     const level = levels[query.get('level')] ? query.get('level') : 'campaign';
     const moneyFilters = Object.fromEntries(['app', 'ad_network', 'from', 'to', 'tz', 'basis'].filter((name) => filters[name]).map((name) => [name, filters[name]]));
-    const [sources, campaigns, windows, overTime, money] = await Promise.all([
+    const [sources, campaigns, windows, overTime, money, maturity] = await Promise.all([
       api('reports', { ...filters, by: levels[level].join(',') }),
       api('reports', { ...filters, by: levels.campaign.join(',') }),
       api('reports', { ...filters, by: 'window,value_kind' }),
       api('reports', { ...filters, by: 'day,app_name,ad_network_name,campaign_name' }),
       apiAll('performance', { ...moneyFilters, by: 'app_name,ad_network,ad_network_name,campaign' }, 20),
+      dayMaturity(filters),
     ]);
     basisPicker(main, basis);
 
@@ -59,12 +60,12 @@ export default {
       });
     }
 
-    const trend = section(main, 'Installs over time', { wide: true, note: 'Installs per day for the five campaigns with the most installs.' });
+    const trend = section(main, 'Installs over time', { wide: true, note: `Installs per day for the five campaigns with the most installs; days by ${basisNames[basis]}. Faded points and dashed lines: days that still receive first-window postbacks, whose figures will grow.` });
     const leading = new Set(top(campaigns.rows, 'installs', 5).map(campaignLabel));
     chart(trend, 'chart-campaign-trend', 'Installs per day for the top campaigns', {
       type: 'line',
       data: series(overTime.rows.filter((row) => leading.has(campaignLabel(row))).map((row) => ({ ...row, label: campaignLabel(row) })), 'day', 'label', 'installs'),
-      options: { scales: { y: { beginAtZero: true } } },
+      young: maturity, options: { scales: { y: { beginAtZero: true } } },
     });
 
     const tree = section(main, 'Campaigns', { wide: true, note: 'Names come from the name registry, then the app\'s schema, then Apple Ads placements, else the digits. Revenue is a low–high range in each row\'s currency. Every column sorts.' });

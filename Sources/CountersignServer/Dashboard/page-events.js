@@ -1,6 +1,6 @@
 // Events: each schema event per day and per window with revenue per currency, which schema revision decoded what,
 // and the values a schema leaves undefined.
-import { api, basisNames, basisPicker, chart, readBasis, reportFilters, section, series, table } from './core.js';
+import { api, basisNames, basisPicker, chart, dayMaturity, readBasis, reportFilters, section, series, table } from './core.js';
 
 const decodings = {
   decoded: 'Decoded', no_event: 'Defined as no event', undefined_value: 'Value not in the schema', no_value: 'No value', no_schema: 'No schema',
@@ -12,18 +12,19 @@ export default {
   async render(main, query) {
     const basis = readBasis(query);
     const filters = { ...reportFilters(query), basis };
-    const [byDay, byWindow, revisions, values] = await Promise.all([
+    const [byDay, byWindow, revisions, values, maturity] = await Promise.all([
       api('reports', { ...filters, by: 'day,event' }),
       api('reports', { ...filters, by: 'event,window' }),
       api('reports', { ...filters, by: 'app,schema_revision,decoding' }),
       api('reports', { ...filters, by: 'app,decoding,value_kind,value' }),
+      dayMaturity(filters),
     ]);
     const decodedDays = byDay.rows.filter((row) => row.event !== null && row.event !== '(no event)');
     basisPicker(main, basis);
 
-    const perDay = section(main, 'Events per day', { wide: true, note: `Each event a schema maps a conversion value to; days by ${basisNames[basis]}, in ${byDay.time_zone}.` });
+    const perDay = section(main, 'Events per day', { wide: true, note: `Each event a schema maps a conversion value to; days by ${basisNames[basis]}, in ${byDay.time_zone}. Faded days still receive first-window postbacks: their figures will grow.` });
     chart(perDay, 'chart-events', 'Events per day', {
-      type: 'bar', data: series(decodedDays, 'day', 'event', 'events'),
+      type: 'bar', data: series(decodedDays, 'day', 'event', 'events'), young: maturity,
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
     table(perDay, { id: 'events-by-day', caption: 'Events by day, event and currency', rows: decodedDays, columns: [

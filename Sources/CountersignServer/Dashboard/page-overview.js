@@ -30,15 +30,6 @@ function byCurrency(rows, key) {
   return sums;
 }
 
-/**
- * Bar colours for `days`: the dataset's colour faded (a third of its opacity) where the day is not yet closed for
- * window 0 (`maturity`: day → window_0_maturity), so each series stays told apart while its young days stand out.
- */
-function fadeYoung(dataset, days, maturity) {
-  const colour = dataset.backgroundColor;
-  dataset.backgroundColor = days.map((day) => (maturity.get(day) && maturity.get(day) !== 'closed' ? colour + '55' : colour));
-}
-
 export default {
   title: 'Overview',
   async render(main, query) {
@@ -142,9 +133,8 @@ export default {
       label: key === 'installs' ? 'Installs' : 'Re-engagements', backgroundColor: colours(2)[index], borderColor: colours(2)[index],
       data: shownDays.map((day) => total(byDay.rows.filter((row) => row.day === day), key)),
     })) };
-    for (const dataset of kindsData.datasets) fadeYoung(dataset, shownDays, maturity);
     chart(kinds, 'chart-installs', 'Installs and re-engagements per day', {
-      type: 'bar', data: kindsData,
+      type: 'bar', data: kindsData, young: maturity,
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
     });
 

@@ -122,7 +122,8 @@ public struct ForwardRule: Sendable, Equatable {
         return portIsValid(url, components)
     }
 
-    /// The URL's host is a DNS name (letters, digits, `-` and `.`), an IPv4 address or a bracketed IPv6 address, never
+    /// The URL's host is a DNS name (letters, digits, `-` and `.`), an IPv4 address or a bracketed IPv6 address (one
+    /// `inet_pton` reads), never
     /// percent-encoded; its port, when it names one, is 1 to 65535 written without leading zeros.
     private static func portIsValid(_ url: String, _ components: URLComponents) -> Bool {
         let authority = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).dropFirst(2).first ?? ""
@@ -134,6 +135,8 @@ public struct ForwardRule: Sendable, Equatable {
             guard rest.isEmpty || rest.hasPrefix(":") else { return false }
             port = rest.isEmpty ? nil : rest.dropFirst()
             guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+            var address = in6_addr()
+            guard inet_pton(AF_INET6, String(host), &address) == 1 else { return false }
         } else {
             let parts = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             host = parts[0]
