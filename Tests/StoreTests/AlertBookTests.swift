@@ -186,7 +186,7 @@ import TestSupport
         #expect(first.map(\.key) == [keys[0]], "a rule's later alerts wait for its oldest")
         #expect(try await other.alerts.claim(limit: 10, now: Self.now).isEmpty, "a claimed alert is not claimed again, nor one behind it")
         let body = try #require(try JSONParser.parse(first[0].body).object)
-        #expect(body["text"]?.string?.contains("*stopped* firing: No verified postback of app \(Self.app)") == true, "\(body)")
+        #expect(body["text"]?.string?.contains("*stopped* firing (2026-11-20 ") == true && body["text"]?.string?.contains("UTC): No verified postback of app \(Self.app)") == true, "\(body)")
         #expect(first[0].idempotencyKey == "alert:stopped:\(keys[0])")
         #expect(try await store.alerts.delivered(first[0], now: Self.now))
         let second = try await other.alerts.claim(limit: 10, now: Self.now)
@@ -210,13 +210,58 @@ import TestSupport
         let queued = try await store.engine.write { db in
             try (0..<(AlertRule.maximumEntries + 3)).filter { index in
                 try AlertBook.queue(db, AlertEvent(rule: "bounded", kind: .deadLetters, state: .firing, key: "k\(index)", at: Self.now, summary: "", figures: JSONObject()),
-                                    format: .json, now: Self.now)
+                                    now: Self.now)
             }.count
         }
         #expect(queued == AlertRule.maximumEntries)
         status = try await store.alerts.status(now: Self.now)
         #expect(status.rows.first { $0[0] == .string("bounded") }?[status.columns.firstIndex(of: "dropped")!] == .number("3"))
         #expect(try await store.alerts.remove("bounded") == AlertRule.maximumEntries)
+    }
+
+    @Test(arguments: TestEngine.allCases) func settingARuleAgainDoublesNothingAndClaimsNeverOverlap(engine: TestEngine) async throws {
+        let database = try engine.freshDatabase()
+        let settings = StoreSettings(location: try DatabaseLocation(database), durability: .normal)
+        let (store, other) = (try TestStore.open(settings), try TestStore.open(settings))
+        let rule = AlertRule(name: "quiet", kind: .silence, url: "https://hooks.example/a", app: Self.app, hours: 1)
+        try await store.alerts.set(rule, now: Self.hoursAgo(3))
+        let stored = { try await store.alerts.rules().first { $0.name == "quiet" }! }
+        #expect(try await store.alerts.check(now: Self.hoursAgo(2)).map(\.state) == [.firing])
+        // The same condition set again (a new webhook and format): still firing, nothing queued.
+        var moved = rule
+        moved.url = "https://chat.example/hook"
+        moved.format = .slack
+        try await store.alerts.set(moved, now: Self.hoursAgo(1.5))
+        #expect(try await store.alerts.check(now: Self.hoursAgo(1)).isEmpty, "a rule set again with the same condition does not fire again")
+        let pending = try await store.alerts.claim(limit: 10, now: Self.hoursAgo(1))
+        #expect(pending.map(\.url) == ["https://chat.example/hook"], "queued alerts go where the rule sends now")
+        #expect(try JSONParser.parse(pending[0].body).object?["text"]?.string?.hasPrefix(":rotating_light: *quiet* firing (") == true, "in the rule's format now")
+        #expect(try await store.alerts.delivered(pending[0], now: Self.hoursAgo(1)))
+        // A changed condition while firing: its firing is resolved, and the rule judged afresh.
+        var wider = try await stored()
+        wider.hours = 2
+        try await store.alerts.set(wider, now: Self.hoursAgo(0.5))
+        let resolved = try await store.alerts.claim(limit: 10, now: Self.hoursAgo(0.5))
+        #expect(resolved.map(\.key) == ["resolved:" + Timestamp.format(Self.hoursAgo(2))])
+        #expect(try await store.alerts.check(now: Self.hoursAgo(0.4)).map(\.state) == [.firing], "judged afresh")
+
+        // Many alerts, two receivers claiming at once: no alert is claimed twice.
+        for index in 0..<30 {
+            try await store.alerts.set(AlertRule(name: "r\(index)", kind: .deadLetters, url: "https://hooks.example/\(index)"), now: Self.now)
+        }
+        try await store.engine.write { db in
+            _ = try db.execute("INSERT INTO forward_outbox (partner, postback_id, state, created_at, deadline, next_attempt_at) VALUES ('p', 1, 'dead', '', 0, 0)")
+        }
+        #expect(try await store.alerts.check(now: Self.now).count == 30)
+        var claimed: [String] = []
+        for _ in 0..<40 {
+            async let first = store.alerts.claim(limit: 5, now: Self.now)
+            async let second = other.alerts.claim(limit: 5, now: Self.now)
+            let round = try await (first + second).map(\.rule)
+            claimed += round
+            if round.isEmpty { break }
+        }
+        #expect(claimed.count == Set(claimed).count && claimed.count >= 30, "\(claimed.sorted())")
     }
 
     @Test(arguments: TestEngine.allCases) func aDigestGoesOnceADayWithYesterdaysInstallsByNetwork(engine: TestEngine) async throws {
@@ -293,7 +338,8 @@ import TestSupport
         #expect(json["alert"] == .string("r") && json["state"] == .string("firing") && json["id"] == .string(event.idempotencyKey))
         #expect(json["figures"]?.object?["share"] == .number("0.6"))
         let slack = try #require(try JSONParser.parse(event.body(.slack)).object)
-        #expect(slack.members.map(\.key) == ["text"] && slack["text"] == .string(":rotating_light: *r* firing: 60% were null."))
+        #expect(slack.members.map(\.key) == ["text"] && slack["text"] == .string(":rotating_light: *r* firing (1970-01-01 00:00 UTC): 60% were null."))
+        #expect(AlertEvent(json: event.body(.json)) == event, "the outbox keeps the JSON and makes the rule's format from it")
     }
 
     @Test func docsStateEachKindAsTheCodeJudgesIt() throws {
@@ -303,12 +349,37 @@ import TestSupport
         }
     }
 
-    @Test func aDigestIsDueFromItsHourInItsZoneOnceADay() throws {
+    @Test func aDigestIsDueFromItsHourInItsZoneOnceADayAndCatchesUpOnMissedDays() throws {
         let rule = AlertRule(name: "d", kind: .digest, url: "https://h.example/x", hour: 9, timeZone: "Europe/Berlin")
         let at = { (text: String) in Timestamp.parse(text)! }
-        #expect(AlertTransition.digestDay(rule: rule, lastDigestDay: nil, now: at("2026-11-20T07:59:00Z")) == nil, "08:59 in Berlin")
-        #expect(AlertTransition.digestDay(rule: rule, lastDigestDay: nil, now: at("2026-11-20T08:00:00Z")) == "2026-11-19")
-        #expect(AlertTransition.digestDay(rule: rule, lastDigestDay: "2026-11-19", now: at("2026-11-20T20:00:00Z")) == nil)
-        #expect(AlertTransition.digestDay(rule: rule, lastDigestDay: "2026-11-19", now: at("2026-11-20T23:30:00Z")) == nil, "00:30 on the 21st in Berlin, before 9")
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: nil, now: at("2026-11-20T07:59:00Z")) == [], "08:59 in Berlin")
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: nil, now: at("2026-11-20T08:00:00Z")) == ["2026-11-19"], "a new rule: yesterday only")
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: "2026-11-19", now: at("2026-11-20T20:00:00Z")) == [])
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: "2026-11-19", now: at("2026-11-20T23:30:00Z")) == [], "00:30 on the 21st in Berlin, before 9")
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: "2026-11-16", now: at("2026-11-20T10:00:00Z")) == ["2026-11-17", "2026-11-18", "2026-11-19"],
+                "days no receiver checked are caught up")
+        #expect(AlertTransition.digestDays(rule: rule, lastDigestDay: "2026-10-01", now: at("2026-11-20T10:00:00Z")).count == AlertTransition.mostDaysCaughtUp)
+        // West of UTC: at 06:00 UTC it is still the 19th in Los Angeles, so yesterday is the 18th.
+        let west = AlertRule(name: "w", kind: .digest, url: "https://h.example/x", hour: 0, timeZone: "America/Los_Angeles")
+        #expect(AlertTransition.digestDays(rule: west, lastDigestDay: nil, now: at("2026-11-20T06:00:00Z")) == ["2026-11-18"])
+    }
+
+    @Test func fieldsAKindDoesNotReadAreRefused() {
+        let url = "https://h.example/x"
+        func problem(_ rule: AlertRule) -> String? {
+            do { try AlertRule.check(rule) } catch { return error.field }
+            return nil
+        }
+        #expect(problem(AlertRule(name: "a", kind: .silence, url: url, minimum: 5)) == "minimum")
+        #expect(problem(AlertRule(name: "a", kind: .nullShare, url: url, hour: 3)) == "hour")
+        #expect(problem(AlertRule(name: "a", kind: .nullShare, url: url, timeZone: "Europe/Berlin")) == "time_zone")
+        #expect(problem(AlertRule(name: "a", kind: .deadLetters, url: url, currency: "EUR")) == "currency")
+        #expect(problem(AlertRule(name: "a", kind: .valueMix, url: url, hours: 100)) == "hours")
+        var missing = AlertRule(name: "a", kind: .nullShare, url: url)
+        missing.threshold = nil
+        #expect(problem(missing) == "threshold")
+        missing = AlertRule(name: "a", kind: .silence, url: url)
+        missing.hours = nil
+        #expect(problem(missing) == "hours")
     }
 }

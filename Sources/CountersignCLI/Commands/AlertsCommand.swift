@@ -21,7 +21,7 @@ struct AlertsCommand: AsyncParsableCommand {
     )
 
     struct SetRule: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set", abstract: "Add an alert rule, or replace one (a replaced rule starts afresh).")
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Add an alert rule, or replace one (with a new condition it starts afresh).")
         @Argument(help: "The rule's name: a-z, 0-9, '.', '_' and '-'.") var name: String
         @Option(help: "What it watches: \(AlertKind.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: String
         @Option(help: "The webhook alerts are POSTed to (http or https); shown as its scheme and host only.") var url: String
@@ -29,7 +29,7 @@ struct AlertsCommand: AsyncParsableCommand {
         @Option(help: "Only this app (App Store id).") var app: AppID?
         @Option(name: .customLong("ad-network"), help: "Only this ad network id.") var adNetwork: String?
         @Option(help: "dead_letters: only this forwarding rule's.") var partner: String?
-        @Option(help: "The window looked at, in hours (silence 6, untrusted_share, null_share and value_mix 24).") var hours: Double?
+        @Option(help: "The window looked at, in hours (silence 6, untrusted_share, null_share and value_mix 24; value_mix at most 72).") var hours: Double?
         @Option(help: "The share (0 to 1) or, for dead_letters, the count that fires the rule (untrusted_share 0.05, null_share 0.5, claim_gap 0.3, value_mix 0.3, dead_letters 1).") var threshold: Double?
         @Option(help: "The fewest arrivals, installs or claims a share is judged on (default 20).") var minimum = 20
         @Option(help: "digest: the hour it is sent, 0-23 (default 8).") var hour = 8
@@ -49,6 +49,7 @@ struct AlertsCommand: AsyncParsableCommand {
             do {
                 try await store.alerts.set(rule)
             } catch let problem as AlertRule.Problem {
+                guard problem.field != "name" else { throw CLIFailure.usage("NAME: \(problem.message)") }
                 let flag = ["ad_network": "ad-network", "time_zone": "tz"][problem.field] ?? problem.field
                 throw CLIFailure.usage("--\(flag): \(problem.message)")
             } catch let refusal as AlertBook.Refusal {

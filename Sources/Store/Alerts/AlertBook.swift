@@ -23,21 +23,32 @@ public struct AlertBook: Sendable {
 
     // MARK: Rules
 
-    /// Adds or replaces `rule`. A replaced rule starts afresh (not firing) and keeps the day of its last digest.
+    /// Adds or replaces `rule`. A rule replaced with the same condition (kind, filters, window, threshold and minimum)
+    /// keeps its state, so setting rules again from a file doubles nothing; one whose condition changed starts afresh,
+    /// and if it was firing a resolution is queued for that firing. The day of its last digest is kept.
     public func set(_ rule: AlertRule, now: Date = Date()) async throws {
         try AlertRule.check(rule)
         try await engine.write { db in
             let count = try db.value("SELECT count(*) FROM alert_rules WHERE name <> ?", [rule.name], as: Int.self) ?? 0
             guard count < AlertRule.maximumRules else { throw Refusal.tooManyRules(maximum: AlertRule.maximumRules) }
+            let existing = try Self.rules(db, named: rule.name).first
+            let alike = existing.map { $0.judgedAlike(rule) } ?? false
+            if let existing, !alike,
+               let since = try db.value("SELECT firing_since FROM alert_rules WHERE name = ? AND firing = 1", [rule.name], as: String?.self) ?? nil {
+                _ = try Self.queue(db, AlertEvent(rule: rule.name, kind: existing.kind, state: .resolved, key: "resolved:\(since)", at: now,
+                                                  summary: "The rule was changed; it is judged afresh from now on.", figures: JSONObject()), now: now)
+            }
             try db.execute("""
                 INSERT INTO alert_rules (name, kind, url, format, app, ad_network_id, partner, hours, threshold, minimum, hour, time_zone, currency, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, url = excluded.url, format = excluded.format, app = excluded.app,
                     ad_network_id = excluded.ad_network_id, partner = excluded.partner, hours = excluded.hours, threshold = excluded.threshold,
                     minimum = excluded.minimum, hour = excluded.hour, time_zone = excluded.time_zone, currency = excluded.currency,
-                    updated_at = excluded.updated_at, firing = 0, firing_since = NULL
+                    updated_at = excluded.updated_at,
+                    firing = CASE WHEN ? = 1 THEN alert_rules.firing ELSE 0 END,
+                    firing_since = CASE WHEN ? = 1 THEN alert_rules.firing_since END
                 """, [rule.name, rule.kind.rawValue, rule.url, rule.format.rawValue, rule.app, rule.adNetwork, rule.partner, rule.hours,
-                      rule.threshold, rule.minimum, rule.hour, rule.timeZone, rule.currency, Timestamp.format(now)])
+                      rule.threshold, rule.minimum, rule.hour, rule.timeZone, rule.currency, Timestamp.format(now), alike ? 1 : 0, alike ? 1 : 0])
         }
     }
 
@@ -96,7 +107,7 @@ public struct AlertBook: Sendable {
         var failure: (any Error)?
         for rule in try await rules() {
             do {
-                if let event = try await check(rule, now: now) { queued.append(event) }
+                queued += try await check(rule, now: now)
             } catch {
                 failure = error
             }
@@ -105,42 +116,47 @@ public struct AlertBook: Sendable {
         return queued
     }
 
-    /// One rule's check.
-    func check(_ rule: AlertRule, now: Date) async throws -> AlertEvent? {
+    /// One rule's check: the alerts it queued.
+    func check(_ rule: AlertRule, now: Date) async throws -> [AlertEvent] {
         let stamp = Timestamp.format(now)
         if rule.kind == .digest {
             let last = try await engine.read { db in try db.value("SELECT last_digest_day FROM alert_rules WHERE name = ?", [rule.name], as: String?.self) }
-            guard let day = AlertTransition.digestDay(rule: rule, lastDigestDay: last ?? nil, now: now) else { return nil }
-            let event = try await digest(rule, day: day, now: now)
+            let days = AlertTransition.digestDays(rule: rule, lastDigestDay: last ?? nil, now: now)
+            guard let newest = days.last else { return [] }
+            var made: [AlertEvent] = []
+            for day in days { made.append(try await digest(rule, day: day, now: now)) }
+            let events = made
             return try await engine.write { db in
                 let moved = try db.execute("""
                     UPDATE alert_rules SET last_digest_day = ?, last_checked_at = ?, last_summary = ?
-                    WHERE name = ? AND (last_digest_day IS NULL OR last_digest_day < ?)
-                    """, [day, stamp, event.summary, rule.name, day])
-                guard moved > 0 else { return nil }
-                return try Self.queue(db, event, format: rule.format, now: now) ? event : nil
+                    WHERE name = ? AND updated_at = ? AND (last_digest_day IS NULL OR last_digest_day < ?)
+                    """, [newest, stamp, events.last?.summary, rule.name, rule.updatedAt, newest])
+                guard moved > 0 else { return [] }
+                return try events.filter { try Self.queue(db, $0, now: now) }
             }
         }
         let reading = try await figures(rule, now: now).reading(for: rule, now: now)
         return try await engine.write { db in
             guard let row = try db.row("SELECT firing, firing_since, last_digest_day FROM alert_rules WHERE name = ? AND updated_at = ?",
-                                       [rule.name, rule.updatedAt]) else { return nil }
+                                       [rule.name, rule.updatedAt]) else { return [] }
             let state = AlertTransition.State(firing: try row.get("firing", as: Int.self) != 0, since: try row.get("firing_since"),
                                               lastDigestDay: try row.get("last_digest_day"))
             let (next, event) = AlertTransition.after(reading, rule: rule, state: state, now: now)
-            // Compare-and-set: another receiver that moved the state first makes this one a plain check.
+            // Compare-and-set: another receiver that moved the state first, or a change to the rule, makes this one a
+            // plain check.
             let moved = try db.execute("""
                 UPDATE alert_rules SET firing = ?, firing_since = ?, last_checked_at = ?, last_summary = ?
-                WHERE name = ? AND firing = ? AND coalesce(firing_since, '') = ?
-                """, [next.firing ? 1 : 0, next.since, stamp, reading.summary, rule.name, state.firing ? 1 : 0, state.since ?? ""])
-            guard moved > 0, let event else { return nil }
-            return try Self.queue(db, event, format: rule.format, now: now) ? event : nil
+                WHERE name = ? AND updated_at = ? AND firing = ? AND coalesce(firing_since, '') = ?
+                """, [next.firing ? 1 : 0, next.since, stamp, reading.summary, rule.name, rule.updatedAt, state.firing ? 1 : 0, state.since ?? ""])
+            guard moved > 0, let event else { return [] }
+            return try Self.queue(db, event, now: now) ? [event] : []
         }
     }
 
-    /// Queues `event` in the caller's transaction, unless its rule holds ``AlertRule/maximumEntries`` undelivered
-    /// alerts (then it is counted as dropped); false when it was not queued.
-    static func queue(_ db: any SQLSession, _ event: AlertEvent, format: AlertRule.Format, now: Date) throws -> Bool {
+    /// Queues `event` in the caller's transaction, as JSON (the rule's format is made from it when it is sent), unless
+    /// its rule holds ``AlertRule/maximumEntries`` undelivered alerts (then it is counted as dropped); false when it was
+    /// not queued.
+    static func queue(_ db: any SQLSession, _ event: AlertEvent, now: Date) throws -> Bool {
         let held = try db.value("SELECT count(*) FROM alert_outbox WHERE rule = ?", [event.rule], as: Int.self) ?? 0
         guard held < AlertRule.maximumEntries else {
             try db.execute("UPDATE alert_rules SET dropped = dropped + 1 WHERE name = ?", [event.rule])
@@ -150,7 +166,7 @@ public struct AlertBook: Sendable {
         return try db.execute("""
             INSERT INTO alert_outbox (rule, event_key, body, created_at, deadline, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (rule, event_key) DO NOTHING
-            """, [event.rule, event.key, Data(event.body(format)), Timestamp.format(now), moment + AlertRule.maximumAge, moment]) > 0
+            """, [event.rule, event.key, Data(event.body(.json)), Timestamp.format(now), moment + AlertRule.maximumAge, moment]) > 0
     }
 
     /// The figures `rule` is judged on at `now`.
@@ -253,8 +269,8 @@ public struct AlertBook: Sendable {
 
     // MARK: Delivering
 
-    /// Claims at most `limit` alerts due at `now`, oldest first, for one attempt each, and of each rule only its oldest
-    /// pending alert, so a rule's alerts arrive in the order they happened (a resolution never before its firing). The
+    /// Claims at most `limit` alerts due at `now`, oldest first, for one attempt each (made in the rule's format and
+    /// sent to its URL as they are now), and of each rule only its oldest pending alert, so a rule's alerts arrive in the order they happened (a resolution never before its firing). The
     /// claim lapses after twice the delivery timeout, so an alert whose receiver died is delivered again, with the same
     /// idempotency key.
     public func claim(limit: Int, now: Date = Date()) async throws -> [AlertDelivery] {
@@ -262,20 +278,25 @@ public struct AlertBook: Sendable {
         return try await engine.write { db in
             let ids = try db.rows("""
                 UPDATE alert_outbox SET claim_id = ?, claimed_until = ?
-                WHERE id IN (SELECT o.id FROM alert_outbox o
+                WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < ?)
+                    AND id IN (SELECT o.id FROM alert_outbox o
                              WHERE o.state = 'pending' AND o.next_attempt_at <= ? AND (o.claimed_until IS NULL OR o.claimed_until < ?)
                                  AND NOT EXISTS (SELECT 1 FROM alert_outbox e WHERE e.rule = o.rule AND e.state = 'pending' AND e.id < o.id)
                              ORDER BY o.next_attempt_at, o.id LIMIT ?)
                 RETURNING id
-                """, [claimID, moment + 2 * AlertRule.timeout + 1, moment, moment, limit])
+                """, [claimID, moment + 2 * AlertRule.timeout + 1, moment, moment, moment, limit])
             guard !ids.isEmpty else { return [] }
             return try db.rows("""
-                SELECT o.id, o.rule, o.event_key, o.body, o.attempts, o.deadline, r.url
+                SELECT o.id, o.rule, o.event_key, o.body, o.attempts, o.deadline, r.url, r.format
                 FROM alert_outbox o JOIN alert_rules r ON r.name = o.rule WHERE o.claim_id = ? ORDER BY o.next_attempt_at, o.id
                 """, [claimID]).map { row in
-                AlertDelivery(id: try row.get("id"), rule: try row.get("rule"), key: try row.get("event_key"), url: try row.get("url"),
-                              body: Array(try row.get("body", as: Data.self)), attempts: try row.get("attempts"),
-                              deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID)
+                // The rule's URL and format as they are now: a rule moved to another webhook or format sends so.
+                let stored = Array(try row.get("body", as: Data.self))
+                let format = AlertRule.Format(rawValue: try row.get("format")) ?? .json
+                let body = format == .json ? stored : AlertEvent(json: stored)?.body(format) ?? stored
+                return AlertDelivery(id: try row.get("id"), rule: try row.get("rule"), key: try row.get("event_key"), url: try row.get("url"),
+                                     body: body, attempts: try row.get("attempts"),
+                                     deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID)
             }
         }
     }
@@ -305,11 +326,14 @@ public struct AlertBook: Sendable {
         case .dead: (.dead, now.timeIntervalSince1970)
         }
         return try await engine.write { db in
-            try db.execute("""
+            guard try db.execute("""
                 UPDATE alert_outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, claim_id = NULL, claimed_until = NULL,
                     last_attempt_at = ?, last_answer = ?, last_error = ?
                 WHERE id = ? AND claim_id = ?
-                """, [state.rawValue, next, Timestamp.format(now), answer, String(error.prefix(500)), delivery.id, delivery.claimID]) > 0
+                """, [state.rawValue, next, Timestamp.format(now), answer, String(error.prefix(500)), delivery.id, delivery.claimID]) > 0 else { return false }
+            // Kept on the rule too, so the status shows the last failure after the alert was delivered.
+            try db.execute("UPDATE alert_rules SET last_answer = ?, last_error = ? WHERE name = ?", [answer, String(error.prefix(500)), delivery.rule])
+            return true
         }
     }
 
@@ -328,7 +352,8 @@ public struct AlertBook: Sendable {
     // MARK: Operators
 
     /// One row per rule: its kind, whether it fires and since when, the last check and what it found, alerts pending
-    /// (and of those in flight), dead, delivered and dropped, the last delivery and the last failure.
+    /// (and of those in flight), dead, delivered and dropped, the last delivery and the last failed attempt (kept after
+    /// a later success).
     public func status(now: Date = Date()) async throws -> ReportTable {
         let columns = ["rule", "kind", "url", "firing", "firing_since", "last_checked_at", "last_summary", "pending", "in_flight", "dead",
                        "delivered", "dropped", "last_delivered_at", "last_answer", "last_error"]
@@ -338,9 +363,7 @@ public struct AlertBook: Sendable {
                        (SELECT count(*) FROM alert_outbox o WHERE o.rule = r.name AND o.state = 'pending'),
                        (SELECT count(*) FROM alert_outbox o WHERE o.rule = r.name AND o.state = 'pending' AND o.claimed_until >= ?),
                        (SELECT count(*) FROM alert_outbox o WHERE o.rule = r.name AND o.state = 'dead'),
-                       r.delivered, r.dropped, r.last_delivered_at,
-                       (SELECT o.last_answer FROM alert_outbox o WHERE o.rule = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1),
-                       (SELECT o.last_error FROM alert_outbox o WHERE o.rule = r.name AND o.last_attempt_at IS NOT NULL ORDER BY o.last_attempt_at DESC, o.id DESC LIMIT 1)
+                       r.delivered, r.dropped, r.last_delivered_at, r.last_answer, r.last_error
                 FROM alert_rules r ORDER BY r.name
                 """, [now.timeIntervalSince1970]).map { row in
                 var cells = row.values.map(ReportTable.cell)

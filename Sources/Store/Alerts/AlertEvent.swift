@@ -37,6 +37,16 @@ public struct AlertEvent: Sendable, Equatable {
     /// The webhook's idempotency key: the same on every attempt, different for every alert.
     public var idempotencyKey: String { "alert:\(rule):\(key)" }
 
+    /// The alert a JSON body (``body(_:)`` in `.json`) holds, or nil when it holds none: the outbox keeps alerts so,
+    /// and makes each rule's format from them when it sends.
+    public init?(json bytes: [UInt8]) {
+        guard let object = (try? JSONParser.parse(bytes))?.object, let rule = object["alert"]?.string,
+              let kind = object["kind"]?.string.flatMap(AlertKind.init(rawValue:)), let state = object["state"]?.string.flatMap(State.init(rawValue:)),
+              let id = object["id"]?.string, id.hasPrefix("alert:\(rule):"), let at = object["at"]?.string.flatMap({ Timestamp.parse($0) }),
+              let summary = object["summary"]?.string, let figures = object["figures"]?.object else { return nil }
+        self.init(rule: rule, kind: kind, state: state, key: String(id.dropFirst("alert:\(rule):".count)), at: at, summary: summary, figures: figures)
+    }
+
     /// The body POSTed in `format`: JSON with every field, or Slack's `{"text": ...}`.
     public func body(_ format: AlertRule.Format) -> [UInt8] {
         switch format {
@@ -53,7 +63,9 @@ public struct AlertEvent: Sendable, Equatable {
             case .resolved: ":white_check_mark:"
             case .digest: ":bar_chart:"
             }
-            let text = "\(mark) *\(rule)* \(state.rawValue == "digest" ? "" : state.rawValue + ": ")\(summary)"
+            // The time, since a retried alert can arrive after those that followed it.
+            let when = Timestamp.format(at).prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC"
+            let text = "\(mark) *\(rule)* \(state == .digest ? "" : state.rawValue + " ")(\(when)): \(summary)"
             return Array(JSONValue.object(JSONObject([JSONMember(key: "text", value: .string(text))])).serialized.utf8)
         }
     }

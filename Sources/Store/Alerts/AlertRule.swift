@@ -46,10 +46,13 @@ public struct AlertRule: Sendable, Equatable {
     public static let maximumAge: TimeInterval = 2 * 86_400
     /// How long one delivery may take.
     public static let timeout: TimeInterval = 10
+    /// The fewest a share is judged on, and a digest's hour, unless a rule says otherwise.
+    public static let defaultMinimum = 20
+    public static let defaultHour = 8
 
     /// Creates a rule; the defaults are the documented ones.
     public init(name: String, kind: AlertKind, url: String, format: Format = .json, app: AppID? = nil, adNetwork: String? = nil,
-                partner: String? = nil, hours: Double? = nil, threshold: Double? = nil, minimum: Int = 20, hour: Int = 8,
+                partner: String? = nil, hours: Double? = nil, threshold: Double? = nil, minimum: Int = AlertRule.defaultMinimum, hour: Int = AlertRule.defaultHour,
                 timeZone: String = "UTC", currency: String? = nil, updatedAt: String = "") {
         self.name = name
         self.kind = kind
@@ -97,8 +100,21 @@ public struct AlertRule: Sendable, Equatable {
         if rule.kind.defaultHours == nil, rule.hours != nil {
             throw Problem(field: "hours", message: "\(rule.kind.rawValue) has no window; leave it out")
         }
-        if let hours = rule.hours, rule.kind.defaultHours != nil {
-            guard hours.isFinite, hours >= 0.01, hours <= 720 else { throw Problem(field: "hours", message: "must be 0.01 to 720 hours (30 days)") }
+        if rule.kind.defaultHours != nil {
+            let most: Double = rule.kind == .valueMix ? 72 : 720
+            guard let hours = rule.hours, hours.isFinite, hours >= 0.01, hours <= most else {
+                throw Problem(field: "hours", message: "must be 0.01 to \(Int(most)) hours" + (rule.kind == .valueMix ? " (the mix before is of 7 times as long)" : " (30 days)"))
+            }
+        }
+        if rule.kind.defaultThreshold != nil, rule.threshold == nil {
+            throw Problem(field: "threshold", message: "\(rule.kind.rawValue) needs a threshold")
+        }
+        if rule.minimum != defaultMinimum, !rule.kind.usesMinimum {
+            throw Problem(field: "minimum", message: "\(rule.kind.rawValue) judges no share; leave it out")
+        }
+        if rule.kind != .digest, rule.hour != defaultHour || rule.timeZone != "UTC" || rule.currency != nil {
+            let field = rule.hour != defaultHour ? "hour" : rule.timeZone != "UTC" ? "time_zone" : "currency"
+            throw Problem(field: field, message: "only a digest reads it; leave it out")
         }
         if let threshold = rule.threshold {
             guard rule.kind.defaultThreshold != nil else { throw Problem(field: "threshold", message: "\(rule.kind.rawValue) has no threshold; leave it out") }
@@ -118,6 +134,13 @@ public struct AlertRule: Sendable, Equatable {
         if let currency = rule.currency, !CurrencyCode.isKnown(currency) {
             throw Problem(field: "currency", message: "must be an ISO 4217 code such as USD")
         }
+    }
+
+    /// Whether `other` judges the same condition: the same kind, filters, window, threshold and minimum (the webhook,
+    /// its format and a digest's hour, zone and currency aside).
+    func judgedAlike(_ other: AlertRule) -> Bool {
+        kind == other.kind && app == other.app && adNetwork == other.adNetwork && partner == other.partner && hours == other.hours
+            && threshold == other.threshold && minimum == other.minimum
     }
 
     /// The URL as answers show it: its scheme, host and port, since the rest often holds the sink's secret.
@@ -187,7 +210,8 @@ public struct AlertRule: Sendable, Equatable {
             format = value
         }
         self.init(name: name, kind: kind, url: url, format: format, adNetwork: try text("ad_network"), partner: try text("partner"),
-                  hours: try number("hours"), threshold: try number("threshold"), minimum: try whole("minimum") ?? 20, hour: try whole("hour") ?? 8,
+                  hours: try number("hours"), threshold: try number("threshold"), minimum: try whole("minimum") ?? Self.defaultMinimum,
+                  hour: try whole("hour") ?? Self.defaultHour,
                   timeZone: try text("time_zone") ?? "UTC", currency: try text("currency"))
         if let app = try whole("app") { self.app = AppID(Int64(app)) }
         try Self.check(self)

@@ -37,23 +37,37 @@ public struct AlertTransition: Sendable, Equatable {
         }
     }
 
-    /// The day a digest is due for at `now` (yesterday in the rule's zone, `YYYY-MM-DD`), or nil: not before the rule's
-    /// hour, and once per day.
-    public static func digestDay(rule: AlertRule, lastDigestDay: String?, now: Date) -> String? {
-        guard let zone = ReportTimeZone(identifier: rule.timeZone)?.zone else { return nil }
+    /// The days a digest is due for at `now`, oldest first: none before the rule's hour; then yesterday (in the rule's
+    /// zone, `YYYY-MM-DD`) and the days since `lastDigestDay` that were missed (no receiver checked at their hour), at
+    /// most ``mostDaysCaughtUp``.
+    public static func digestDays(rule: AlertRule, lastDigestDay: String?, now: Date) -> [String] {
+        guard let zone = ReportTimeZone(identifier: rule.timeZone)?.zone else { return [] }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        guard calendar.component(.hour, from: now) >= rule.hour else { return nil }
-        let day = yesterday(in: zone, now: now)
-        guard lastDigestDay.map({ $0 < day }) ?? true else { return nil }
-        return day
+        guard calendar.component(.hour, from: now) >= rule.hour else { return [] }
+        var days: [String] = []
+        var back = 1
+        while back <= mostDaysCaughtUp, let date = calendar.date(byAdding: .day, value: -back, to: now) {
+            let day = Self.day(date, calendar)
+            guard lastDigestDay.map({ $0 < day }) ?? (back == 1) else { break }
+            days.insert(day, at: 0)
+            back += 1
+        }
+        return days
+    }
+
+    /// The most missed days a digest catches up on.
+    public static let mostDaysCaughtUp = 7
+
+    private static func day(_ date: Date, _ calendar: Calendar) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 
     /// Yesterday in `zone` at `now`, `YYYY-MM-DD`.
     public static func yesterday(in zone: TimeZone, now: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day], from: calendar.date(byAdding: .day, value: -1, to: now) ?? now)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        return day(calendar.date(byAdding: .day, value: -1, to: now) ?? now, calendar)
     }
 }

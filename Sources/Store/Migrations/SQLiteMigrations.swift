@@ -1005,9 +1005,10 @@ enum SQLiteMigrations {
                 """)
         }
         migrator.registerMigration("v31-alerts") { db in
-            // Alert rules with what each remembers between checks (firing since when, the last digest's day), and the
-            // outbox of alerts to deliver: one row per occurrence (UNIQUE rule and key), until delivered (deleted, the
-            // rule's `delivered` counted) or dead (issue 49, deliverable 6). Frozen text.
+            // Alert rules with what each remembers between checks (firing since when, the last digest's day) and its
+            // deliveries, and the outbox of alerts to deliver: one row per occurrence (UNIQUE rule and key) holding the
+            // alert as JSON (the rule's format is made from it when sent), until delivered (deleted, the rule's
+            // `delivered` counted) or dead (issue 49, deliverable 6). Frozen text.
             try db.execute(sql: """
                 CREATE TABLE alert_rules (
                     name TEXT PRIMARY KEY,
@@ -1031,7 +1032,9 @@ enum SQLiteMigrations {
                     last_summary TEXT,
                     delivered INTEGER NOT NULL DEFAULT 0,
                     dropped INTEGER NOT NULL DEFAULT 0,
-                    last_delivered_at TEXT
+                    last_delivered_at TEXT,
+                    last_answer TEXT,
+                    last_error TEXT
                 );
                 CREATE TABLE alert_outbox (
                     id INTEGER PRIMARY KEY,
@@ -1051,6 +1054,7 @@ enum SQLiteMigrations {
                     UNIQUE (rule, event_key)
                 );
                 CREATE INDEX alert_outbox_due ON alert_outbox(next_attempt_at) WHERE state = 'pending';
+                CREATE INDEX alert_outbox_rule ON alert_outbox(rule, state, id);
                 """)
         }
         return migrator
