@@ -78,6 +78,10 @@ import TestSupport
         #expect(body.members.map(\.key) == ["jws-string", "conversion-value", "country-code", "cid", "ts", "win"])
         #expect(body["conversion-value"] == .number("7") && body["cid"] == .string("07") && body["ts"] == .string("1700000000") && body["win"] == .bool(true))
         #expect(body["name"] == nil, "a fact the postback lacks is left out, never null")
+        let spaced = Self.file("{\"jws-string\": \"a.b.c\",\n  \"amount\": 1.50e0 }\n")
+        #expect(template.render(appleBody: spaced, facts: facts) == Self.file("{\"jws-string\": \"a.b.c\",\n  \"amount\": 1.50e0 ,\"cid\":\"07\",\"ts\":\"1700000000\",\"win\":true}"),
+                "Apple's members byte for byte, the facts added before the closing brace")
+        #expect(template.render(appleBody: Self.file("{}"), facts: facts) == Self.file(#"{"cid":"07","ts":"1700000000","win":true}"#))
         // original sends the bytes themselves; a test of it adds only the marker.
         #expect(DeliveryTemplate.originalTemplate.render(appleBody: apple, facts: facts) == apple)
         let test = try #require(try JSONParser.parse(DeliveryTemplate.originalTemplate.render(appleBody: apple, facts: .none, test: true)).object)

@@ -1,6 +1,7 @@
 import Foundation
 import JWS
 import Postback
+import Synchronization
 
 /// Reads the facts enriched templates send, for the postbacks of one claim, in one query over the `conversions` view
 /// with the names in force (as reports find them) and, when a template asks for cost, the imported spend in force.
@@ -10,8 +11,9 @@ enum DeliveryFactsReader {
         guard !ids.isEmpty else { return [:] }
         let sql = Self.sql(ids: ids.count, withCost: withCost, db.dialect).sql
         var facts: [Int64: DeliveryFacts] = [:]
+        var zones: [String: TimeZone] = [:]
         for row in try db.rows(sql, ids) {
-            let (id, fact) = try Self.fact(row)
+            let (id, fact) = try Self.fact(row, zones: &zones)
             facts[id] = fact
         }
         return facts
@@ -22,15 +24,37 @@ enum DeliveryFactsReader {
     static func facts(_ engine: any DatabaseEngine, ids: [Int64], withCost: Bool) async throws -> [Int64: DeliveryFacts] {
         guard !ids.isEmpty else { return [:] }
         let (sql, columns) = Self.sql(ids: ids.count, withCost: withCost, engine.dialect)
-        return try await engine.readRows(sql, ids, reuse: .cached, into: [Int64: DeliveryFacts]()) { facts, cells in
-            let (id, fact) = try Self.fact(SQLRow(columns: columns, values: cells.values))
-            facts[id] = fact
+        let read = try await engine.readRows(sql, ids, reuse: .cached, into: ([Int64: DeliveryFacts](), [String: TimeZone]())) { read, cells in
+            let (id, fact) = try Self.fact(SQLRow(columns: columns, values: cells.values), zones: &read.1)
+            read.0[id] = fact
         }
+        return read.0
     }
 
     /// The query over the `conversions` view with the names in force (as reports find them) and, with `withCost`, the
     /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order.
     static func sql(ids: Int, withCost: Bool, _ dialect: SQLDialect) -> (sql: String, columns: [String]) {
+        let key = SQLShape(ids: ids, withCost: withCost, dialect: dialect)
+        if let made = made.withLock({ $0[key] }) { return made }
+        let shape = Self.make(ids: ids, withCost: withCost, dialect)
+        made.withLock { made in
+            if made.count >= 256 { made.removeAll() }
+            made[key] = shape
+        }
+        return shape
+    }
+
+    /// A query's shape: how many ids, whether with cost, on which engine.
+    private struct SQLShape: Hashable {
+        let ids: Int
+        let withCost: Bool
+        let dialect: SQLDialect
+    }
+
+    /// The queries made so far (a claim holds at most a rule's concurrency, so few shapes recur).
+    private static let made = Mutex<[SQLShape: (sql: String, columns: [String])]>([:])
+
+    private static func make(ids: Int, withCost: Bool, _ dialect: SQLDialect) -> (sql: String, columns: [String]) {
         let columns = ReportColumns.rows
         let names: [ReportQuery.Dimension] = [.adNetworkName, .campaignName, .adGroupName, .creativeName]
         var selected: [(expression: String, name: String)] = [
@@ -74,70 +98,93 @@ enum DeliveryFactsReader {
             """
     }
 
-    /// One row's postback id and facts.
-    static func fact(_ row: SQLRow) throws -> (Int64, DeliveryFacts) {
-        var fact = DeliveryFacts.none
-        func text(_ column: String, _ field: DeliveryField) throws {
-            if let value = try row.get(column, as: String?.self) { fact[field] = .string(value) }
+    /// How each column of the facts query becomes a fact, by its place in the row (the same for both dialects; `cost`
+    /// comes last when asked): resolved once, so a row is read without looking its columns up by name.
+    private enum Reading {
+        case text(DeliveryField), integer(DeliveryField), flag(DeliveryField)
+    }
+
+    private static let columnPlaces: [String: Int] = Dictionary(uniqueKeysWithValues: sql(ids: 1, withCost: true, .sqlite).columns.enumerated().map { ($1, $0) })
+
+    private static let readings: [(place: Int, reading: Reading)] = {
+        var plan: [(String, Reading)] = [("dedup_key", .text(.dedupKey)), ("postback_identifier", .text(.postbackIdentifier))]
+        plan += [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
+                 ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
+                 ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
+                 ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
+                 ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
+                 ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
+                 ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
+                 ("creative_id", .creativeID)].map { ($0.0, Reading.text($0.1)) }
+        plan += [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
+                 ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)].map { ($0.0, Reading.integer($0.1)) }
+        plan += [("did_win", DeliveryField.didWin), ("countable", .countable), ("redownload", .redownload)].map { ($0.0, Reading.flag($0.1)) }
+        return plan.map { (columnPlaces[$0.0]!, $0.1) }
+    }()
+
+    private static func place(_ column: String) -> Int { columnPlaces[column]! }
+    private static let (idPlace, receivedPlace, estimatedPlace, zonePlace, interactionPlace, minimumPlace, maximumPlace, costPlace) =
+        (place("id"), place("received_at"), place("estimated_install_at"), place("time_zone"), place("interaction"), place("revenue_min_micros"),
+         place("revenue_max_micros"), place("cost"))
+
+    /// One row's postback id and facts; `zones` keeps the zones met so far.
+    static func fact(_ row: SQLRow, zones: inout [String: TimeZone]) throws -> (Int64, DeliveryFacts) {
+        let cells = row.values
+        func cell(_ place: Int) -> SQLValue { place < cells.count ? cells[place] : .null }
+        var fact = DeliveryFacts(capacity: DeliveryField.allCases.count)
+        for (place, reading) in readings {
+            switch (reading, cell(place)) {
+            case (_, .null): continue
+            case (.text(let field), .text(let value)): fact[field] = .string(value)
+            case (.integer(let field), let value): if let number = Int64(sqlValue: value) { fact[field] = .number(String(number)) }
+            case (.flag(let field), let value): if let number = Int64(sqlValue: value) { fact[field] = .bool(number != 0) }
+            default: throw SQLValueMismatch(column: "#\(place)", found: cell(place), expected: "text")
+            }
         }
-        func integer(_ column: String, _ field: DeliveryField) throws {
-            if let value = try row.get(column, as: Int64?.self) { fact[field] = .number(String(value)) }
-        }
-        func flag(_ column: String, _ field: DeliveryField) throws {
-            if let value = try row.get(column, as: Int64?.self) { fact[field] = .bool(value != 0) }
-        }
-        try text("dedup_key", .dedupKey)
-        try text("postback_identifier", .postbackIdentifier)
-        let receivedAt = try row.get("received_at", as: String.self)
+        let receivedAt = try String(sqlValue: cell(receivedPlace)).orThrow(column: "received_at", found: cell(receivedPlace))
         fact[.receivedAt] = .string(receivedAt)
         if let moment = Timestamp.parse(receivedAt) {
             let milliseconds = Int64((moment.timeIntervalSince1970 * 1000).rounded())
             fact[.receivedAtUnix] = .number(String(milliseconds / 1000))
             fact[.receivedAtUnixMilliseconds] = .number(String(milliseconds))
         }
-        let zone = TimeZone(identifier: try row.get("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
-        if let estimated = try row.get("estimated_install_at", as: String?.self) {
+        if case .text(let estimated) = cell(estimatedPlace) {
             fact[.estimatedInstallAt] = .string(estimated)
+            let name = String(sqlValue: cell(zonePlace)) ?? "UTC"
+            let zone = zones[name] ?? {
+                let found = TimeZone(identifier: name) ?? TimeZone(identifier: "UTC")!
+                zones[name] = found
+                return found
+            }()
             fact[.installDay] = Timestamp.parse(estimated).map { .string(Self.day($0, in: zone)) }
         }
-        for (column, field) in [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
-                                ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
-                                ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
-                                ("conversion_class", .conversionClass), ("interaction", .interaction), ("source_domain", .sourceDomain),
-                                ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
-                                ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
-                                ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
-                                ("creative_id", .creativeID)] {
-            try text(column, field)
-        }
-        for (column, field) in [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
-                                ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)] {
-            try integer(column, field)
-        }
-        try flag("did_win", .didWin)
-        try flag("countable", .countable)
-        try flag("redownload", .redownload)
-        if let interaction = try row.get("interaction", as: String?.self) { fact[.viewThrough] = .bool(interaction == "view") }
-        if let minimum = try row.get("revenue_min_micros", as: Int64?.self), let maximum = try row.get("revenue_max_micros", as: Int64?.self) {
+        if case .text(let interaction) = cell(interactionPlace) { fact[.viewThrough] = .bool(interaction == "view") }
+        if let minimum = Int64(sqlValue: cell(minimumPlace)), let maximum = Int64(sqlValue: cell(maximumPlace)) {
             fact[.revenueMin] = .number(Money.decimal(micros: minimum))
             fact[.revenueMax] = .number(Money.decimal(micros: maximum))
             fact[.revenueMid] = .number(Money.decimal(halfOfMicros: minimum + maximum))
         }
-        if row.columns.contains("cost"), let cost = try row.get("cost", as: String?.self) {
+        if case .text(let cost) = cell(costPlace) {
             let parts = cost.split(separator: ":", maxSplits: 1)
             if parts.count == 2, let micros = Int64(parts[0]) {
                 fact[.costPerInstall] = .number(Money.decimal(micros: micros))
                 fact[.costCurrency] = .string(String(parts[1]))
             }
         }
-        return (try row.get("id", as: Int64.self), fact)
+        return (try Int64(sqlValue: cell(idPlace)).orThrow(column: "id", found: cell(idPlace)), fact)
     }
 
-    /// `moment`'s day in `zone`, `YYYY-MM-DD`.
+    /// `moment`'s day in `zone`, `YYYY-MM-DD`: the UTC day of the moment moved by the zone's offset then.
     static func day(_ moment: Date, in zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day], from: moment)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let local = Int64((moment.timeIntervalSince1970).rounded(.down)) + Int64(zone.secondsFromGMT(for: moment))
+        return String(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(local))).prefix(10))
+    }
+}
+
+private extension Optional {
+    /// The value, or the mismatch a row's reader throws.
+    func orThrow(column: String, found: SQLValue) throws -> Wrapped {
+        guard let self else { throw SQLValueMismatch(column: column, found: found, expected: "\(Wrapped.self)") }
+        return self
     }
 }

@@ -145,21 +145,27 @@ public struct DeliveryTemplate: Sendable, Equatable {
     public var usesCost: Bool { fields.contains { $0.field == .costPerInstall || $0.field == .costCurrency } }
 
     /// The body for one postback: `original` gives `appleBody` unchanged (with the test marker added to a test);
-    /// otherwise Apple's members as received (when `apple_fields`), then each key whose fact the postback has.
+    /// otherwise Apple's members as received, byte for byte (when `apple_fields`), then each key whose fact the
+    /// postback has.
     public func render(appleBody: [UInt8], facts: DeliveryFacts, test: Bool = false) -> [UInt8] {
         if isOriginal, !test { return appleBody }
-        var members: [JSONMember] = []
-        if appleFields, let apple = (try? JSONParser.parse(appleBody))?.object {
-            members = apple.members
-        }
-        let present = Set(members.map(\.key))
+        var apple: JSONObject?
+        if appleFields { apple = (try? JSONParser.parse(appleBody))?.object }
+        let present = Set(apple?.members.map(\.key) ?? [])
+        var added: [JSONMember] = []
         for entry in fields where !present.contains(entry.key) {
             guard let value = facts[entry.field] else { continue }
-            members.append(JSONMember(key: entry.key, value: entry.asText ? Self.text(value) : value))
+            added.append(JSONMember(key: entry.key, value: entry.asText ? Self.text(value) : value))
         }
-        if test { members.append(JSONMember(key: Self.testKey, value: .bool(true))) }
-        return Array(JSONValue.object(JSONObject(members)).serialized.utf8)
+        if test { added.append(JSONMember(key: Self.testKey, value: .bool(true))) }
+        let facts = Array(JSONValue.object(JSONObject(added)).serialized.utf8)
+        // Apple's members go as received, byte for byte: the facts are added before the object's closing brace.
+        guard let apple, let close = appleBody.lastIndex(where: { !Self.isJSONSpace($0) }), appleBody[close] == UInt8(ascii: "}") else { return facts }
+        guard !added.isEmpty else { return Array(appleBody[...close]) }
+        return Array(appleBody[..<close]) + (apple.members.isEmpty ? [] : [UInt8(ascii: ",")]) + facts.dropFirst()
     }
+
+    private static func isJSONSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
     /// A number or flag as its text; text as it is.
     private static func text(_ value: JSONValue) -> JSONValue {
@@ -194,6 +200,11 @@ public struct DeliveryFacts: Sendable, Equatable {
 
     public init(_ values: [DeliveryField: JSONValue]) {
         self.values = values
+    }
+
+    /// No facts yet, with room for `capacity`.
+    init(capacity: Int) {
+        values = Dictionary(minimumCapacity: capacity)
     }
 
     /// The fact's value as the template sends it, or nil when the postback has none.
