@@ -321,10 +321,7 @@ public struct AlertBook: Sendable {
     /// Records a failed attempt and what the schedule decided. False when the claim had lapsed.
     @discardableResult
     public func failed(_ delivery: AlertDelivery, answer: String, error: String, decision: ForwardingSchedule.Decision, now: Date = Date()) async throws -> Bool {
-        let (state, next): (ForwardEntryState, Double) = switch decision {
-        case .retry(let at): (.pending, at.timeIntervalSince1970)
-        case .dead: (.dead, now.timeIntervalSince1970)
-        }
+        let (state, next) = decision.entry(now: now)
         return try await engine.write { db in
             guard try db.execute("""
                 UPDATE alert_outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, claim_id = NULL, claimed_until = NULL,

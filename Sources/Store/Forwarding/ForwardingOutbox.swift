@@ -418,10 +418,7 @@ public struct ForwardingOutbox: Sendable {
     /// and what the schedule decided. Returns false when the claim had lapsed.
     @discardableResult
     public func failed(_ delivery: ForwardDelivery, answer: String, error: String, decision: ForwardingSchedule.Decision, now: Date = Date()) async throws -> Bool {
-        let (state, next): (ForwardEntryState, Double) = switch decision {
-        case .retry(let at): (.pending, at.timeIntervalSince1970)
-        case .dead: (.dead, now.timeIntervalSince1970)
-        }
+        let (state, next) = decision.entry(now: now)
         return try await engine.write { db in
             try db.execute("""
                 UPDATE forward_outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, claim_id = NULL, claimed_until = NULL,

@@ -20,6 +20,15 @@ public struct ForwardingSchedule: Sendable, Equatable {
         case retry(at: Date)
         /// Stop: the entry is a dead letter, listed until an operator retries it.
         case dead
+
+        /// What an outbox entry becomes after the failed attempt at `now`: its state, and when it is tried next (or
+        /// was given up), in epoch seconds.
+        public func entry(now: Date) -> (state: ForwardEntryState, next: Double) {
+            switch self {
+            case .retry(let at): (.pending, at.timeIntervalSince1970)
+            case .dead: (.dead, now.timeIntervalSince1970)
+            }
+        }
     }
 
     /// Decides after failed attempt number `attempt` (1 for the first) at `now`, for an entry that may be retried until
