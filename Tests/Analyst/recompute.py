@@ -1,5 +1,5 @@
-"""An analyst's recomputation, independent of Countersign's code: every figure of `countersign performance` and of
-`countersign report` (install basis) rebuilt from the streamed export, the networks' claims and spend file and the
+"""An analyst's recomputation, independent of Countersign's code: the figures of `countersign performance`, `cohorts`,
+`report` (install basis) and `reconcile` rebuilt from the streamed export, the networks' claims and spend file and the
 exchange-rate file, following docs/metrics.md as written, with Python's Decimal (issue 49's goal).
 
 The trial: the example game with its schema, registered in Europe/Berlin (so days are Berlin days, not UTC), two
@@ -147,14 +147,81 @@ def main():
             if totals[key][name] != report[key][name]:
                 problems.append(f"report {key} {name}: reported {totals[key][name]}, recomputed {report[key][name]}")
 
+    # Cohorts by network and ISO week of the install day (Berlin): installs, spend on the week's days, and each point
+    # from the weeks whose window has closed (84, 252, 924 hours after the row's last day ends).
+    now = datetime.datetime.now(datetime.timezone.utc)
+    weeks = defaultdict(lambda: defaultdict(Decimal))
+    last_day = {}
+    for (network, day), cell in figures.items():
+        date = datetime.date.fromisoformat(day)
+        year, week, _ = date.isocalendar()
+        key = (network, f"{year}-W{week:02d}")
+        for name in ["installs", "spend", "revenue_mid_window_0", "revenue_mid_window_1", "revenue_mid_window_2"]:
+            weeks[key][name] += cell.get(name, Decimal(0))
+        sunday = date + datetime.timedelta(days=6 - date.weekday())
+        last_day[key] = min(sunday, end - datetime.timedelta(days=1))
+    curves = json.loads(run(binary, "cohorts", "--app", APP, "--by", "ad_network,week", "--from", first.isoformat(), "--to", end.isoformat(),
+                            "--currency", "USD", "--format", "json"), parse_float=Decimal)
+    closed_rows = 0
+    for row in curves["rows"]:
+        key = (row["ad_network"], row["week"])
+        mine = weeks.get(key, defaultdict(Decimal))
+        if Decimal(row["installs"]) != mine["installs"] or (row["spend"] is not None and Decimal(row["spend"]) != mine["spend"]):
+            problems.append(f"cohorts {key}: installs/spend reported {row['installs']}/{row['spend']}, recomputed {mine['installs']}/{mine['spend']}")
+        ends = datetime.datetime.combine(last_day.get(key, end) + datetime.timedelta(days=1), datetime.time(), ZONE)
+        revenue = Decimal(0)
+        for point, window, hours in [("d2", 0, 84), ("d7", 1, 252), ("d35", 2, 924)]:
+            revenue += mine[f"revenue_mid_window_{window}"]
+            closed = now >= ends + datetime.timedelta(hours=hours)
+            installs = mine["installs"] if closed else Decimal(0)
+            if Decimal(row[f"cohort_installs_{point}"]) != installs:
+                problems.append(f"cohorts {key} cohort_installs_{point}: reported {row[f'cohort_installs_{point}']}, recomputed {installs}")
+            for name, whole, places in [(f"revenue_per_install_{point}", installs, 6), (f"roas_{point}", mine["spend"] if closed else 0, 4)]:
+                expected = revenue / whole if whole else None
+                shown = row[name]
+                if (expected is None) != (shown is None) or (expected is not None and abs(Decimal(shown) - expected) > Decimal(5).scaleb(-places - 1)):
+                    problems.append(f"cohorts {key} {name}: reported {shown}, recomputed {expected}")
+            closed_rows += closed and point == "d35" and installs > 0
+
+    # Reconciliation of one network's claimed identifiers: every other install it drove, and three it never sent.
+    network = "example.adattributionkit"
+    everything = list(csv.DictReader(io.StringIO(run(binary, "export", "--format", "csv", "--app", APP, "--include-uncounted"))))
+    verified = [row for row in everything if row["outcome"] == "verified" and row["ad_network_id"] == network]
+    def received_day(row):
+        return datetime.datetime.fromisoformat(row["received_at"].replace("Z", "+00:00")).astimezone(ZONE).date()
+    window = (end - datetime.timedelta(days=20), end)
+    installs_in_range = sorted({row["postback_identifier"] for row in verified if window[0] <= received_day(row) < window[1]
+                                and row["conversion_class"] == "install" and row["did_win"] == "1" and row["conversion_window"] == "0"})
+    claimed_ids = installs_in_range[::2] + [f"00000000-0000-4000-8000-00000000000{index}" for index in range(3)]
+    stored = defaultdict(lambda: [0, 0])
+    for row in verified:
+        stored[row["postback_identifier"].lower()][0] += 1
+        stored[row["postback_identifier"].lower()][1] += row["countable"] == "1"
+    listing = os.path.join(work, "claimed.txt")
+    with open(listing, "w") as file:
+        file.write("\n".join(claimed_ids) + "\n")
+    answer_rows = json.loads(run(binary, "reconcile", listing, "--app", APP, "--ad-network", network, "--from", window[0].isoformat(), "--to",
+                                 window[1].isoformat(), "--unclaimed", "installs", "--format", "json"))["rows"]
+    reported = {(row["identifier"].lower(), row["status"]): (row["postbacks"], row["counted"]) for row in answer_rows}
+    expected = {}
+    for identifier in claimed_ids:
+        found = stored.get(identifier.lower())
+        expected[(identifier.lower(), "verified" if found else "unknown")] = tuple(found) if found else (0, 0)
+    for identifier in installs_in_range[1::2]:
+        expected[(identifier.lower(), "not_claimed")] = (1, 1)
+    if reported != expected:
+        differ = sorted(set(reported.items()) ^ set(expected.items()))[:10]
+        problems.append(f"reconcile: {len(reported)} rows reported, {len(expected)} recomputed; differing: {differ}")
+
     days = len({key[1] for key in figures})
     young = sum(1 for row in answer["rows"] if row["window_0_maturity"] != "closed")
     installs = sum(cell.get("installs", 0) for cell in figures.values())
-    if problems or installs < 500 or young == 0:
+    if problems or installs < 500 or young == 0 or closed_rows == 0 or len(installs_in_range) < 20:
         print("\n".join(problems[:40]) or f"recompute: the trial is too small to judge ({installs} installs, {young} young rows)", file=sys.stderr)
         sys.exit(1)
-    print(f"analyst recomputation: performance and report agree on {len(answer['rows'])} rows over {days} Berlin days "
-          f"({int(installs)} installs, {young} rows still maturing, spend in EUR converted at {len(rates)} rates)")
+    print(f"analyst recomputation: performance, cohorts, report and reconcile agree: {len(answer['rows'])} performance rows over {days} "
+          f"Berlin days ({int(installs)} installs, {young} rows still maturing, spend in EUR converted at {len(rates)} rates), "
+          f"{len(curves['rows'])} cohort rows, {len(expected)} identifiers reconciled")
 
 
 if __name__ == "__main__":
