@@ -15,7 +15,7 @@ struct AlertsCommand: AsyncParsableCommand {
         Running servers check every rule every --alert-interval seconds (default 60) and POST an alert when a rule starts \
         firing and when it stops, and a digest once a day; delivery is retried with backoff for two days, with the same \
         Idempotency-Key on every attempt. docs/alerts.md says what each kind measures.
-        Example: countersign alerts set installs-stopped --kind silence --app 1108187390 --hours 6 --format slack --url https://hooks.slack.com/services/T0/B0/XXXX
+        Example: countersign alerts set installs-stopped --kind silence --app 1108187390 --hours 6 --format slack --url https://hooks.slack.com/services/T000/B000/secret
         """,
         subcommands: [SetRule.self, Rules.self, Remove.self, Check.self, Status.self, Retry.self]
     )
