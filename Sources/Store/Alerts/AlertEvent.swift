@@ -14,16 +14,22 @@ public struct AlertEvent: Sendable, Equatable {
         case digest
     }
 
+    /// The rule that made it, and its kind.
     public let rule: String
     public let kind: AlertKind
+    /// What happened.
     public let state: State
     /// Unique per rule and occurrence (`firing:` and `resolved:` with when the firing began, `digest:` with the day),
     /// so an occurrence is queued once however many receivers check; part of the webhook's idempotency key.
     public let key: String
+    /// When the check made it.
     public let at: Date
+    /// One sentence (a digest: a line per network).
     public let summary: String
+    /// What was measured, by kind.
     public let figures: JSONObject
 
+    /// An alert of `rule`.
     public init(rule: String, kind: AlertKind, state: State, key: String, at: Date, summary: String, figures: JSONObject) {
         self.rule = rule
         self.kind = kind

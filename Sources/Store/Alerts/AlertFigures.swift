@@ -113,11 +113,14 @@ public enum AlertFigures: Sendable, Equatable {
 
 /// Whether a rule fires now, why, and the figures it was judged on.
 public struct AlertReading: Sendable, Equatable {
+    /// Whether the rule's condition holds.
     public let firing: Bool
     /// One sentence for people.
     public let summary: String
+    /// What was measured, by kind.
     public let figures: JSONObject
 
+    /// A reading.
     public init(firing: Bool, summary: String, figures: JSONObject) {
         self.firing = firing
         self.summary = summary

@@ -15,13 +15,15 @@ public struct AlertRule: Sendable, Equatable {
 
     /// The rule's name: 1 to 64 of `a-z 0-9 . _ -`.
     public var name: String
+    /// What it watches.
     public var kind: AlertKind
     /// Where alerts are POSTed: an absolute http or https URL. It often holds the sink's secret (a Slack webhook's
     /// does), so answers show only its scheme and host (``shownURL``).
     public var url: String
     public var format: Format
-    /// Only this app; only this ad network (kinds that take filters).
+    /// Only this app (kinds that take filters).
     public var app: AppID?
+    /// Only this ad network (kinds that take filters).
     public var adNetwork: String?
     /// Only this forwarding rule's dead letters (`dead_letters`).
     public var partner: String?
@@ -31,9 +33,11 @@ public struct AlertRule: Sendable, Equatable {
     public var threshold: Double?
     /// The fewest arrivals, installs or claims a share is judged on.
     public var minimum: Int
-    /// A digest's hour (0-23) and zone, and the currency its amounts are converted into (each in its own when nil).
+    /// A digest's hour (0-23).
     public var hour: Int
+    /// A digest's zone: of its hour and of yesterday.
     public var timeZone: String
+    /// The currency a digest's amounts are converted into (each in its own when nil).
     public var currency: String?
     /// When the rule was last set (ISO 8601 UTC); empty before it is stored.
     public var updatedAt: String
@@ -46,8 +50,9 @@ public struct AlertRule: Sendable, Equatable {
     public static let maximumAge: TimeInterval = 2 * 86_400
     /// How long one delivery may take.
     public static let timeout: TimeInterval = 10
-    /// The fewest a share is judged on, and a digest's hour, unless a rule says otherwise.
+    /// The fewest a share is judged on, unless a rule says otherwise.
     public static let defaultMinimum = 20
+    /// A digest's hour, unless a rule says otherwise.
     public static let defaultHour = 8
 
     /// Creates a rule; the defaults are the documented ones.
