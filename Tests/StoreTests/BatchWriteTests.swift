@@ -226,14 +226,12 @@ import TestSupport
                                                             expected: schemas.version, catalog: catalog)
             }
         }
-        // Released once this statement waits for the other batch.
-        var waited = false
-        for _ in 0..<100_000 where !waited {
+        // Released once this statement waits for the other batch (both sessions' pids known first: on a loaded machine
+        // the second session can take a while to start, which a count of polls mistook for never).
+        let waited = try await eventually(within: 60) {
             let (otherPID, thisPID) = pids.withLockedValue { $0 }
-            if let otherPID, let thisPID {
-                waited = try await store.scalar("SELECT ?::bigint = ANY(pg_blocking_pids(?::int))", [otherPID, thisPID], as: Bool.self) ?? false
-            }
-            await Task.yield()
+            guard let otherPID, let thisPID else { return false }
+            return try await store.scalar("SELECT ?::bigint = ANY(pg_blocking_pids(?::int))", [otherPID, thisPID], as: Bool.self) ?? false
         }
         release.signal()
         #expect(waited)
@@ -281,10 +279,9 @@ import TestSupport
         let metrics = TestMetrics()
         let writer = GroupCommitWriter(database: store, metrics: metrics)
         let depth = try metrics.expectGauge("countersign_commit_queue_depth")
-        // Waits (a bounded number of turns) until the writer's queue has held `count` intakes.
+        // Waits until the writer's queue has held `count` intakes (a count of turns mistook a loaded machine for never).
         func queued(_ count: Int) async -> Bool {
-            for _ in 0..<100_000 { if depth.values.contains(Double(count)) { return true }; await Task.yield() }
-            return false
+            await eventually(within: 60) { depth.values.contains(Double(count)) }
         }
         @Sendable func submitted() async -> Result<Disposition, any Error> {
             do { return .success(try await writer.submit(intake)) } catch { return .failure(error) }
