@@ -364,7 +364,7 @@ public struct AlertBook: Sendable {
                 FROM alert_rules r ORDER BY r.name
                 """, [now.timeIntervalSince1970]).map { row in
                 var cells = row.values.map(ReportTable.cell)
-                if case .string(let url) = cells[2] { cells[2] = .string(AlertRule(name: "x", kind: .silence, url: url).shownURL) }
+                if case .string(let url) = cells[2] { cells[2] = .string(AlertRule.shown(url)) }
                 cells[3] = .bool(cells[3] == .number("1"))
                 return cells
             }

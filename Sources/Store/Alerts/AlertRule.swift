@@ -149,7 +149,10 @@ public struct AlertRule: Sendable, Equatable {
     }
 
     /// The URL as answers show it: its scheme, host and port, since the rest often holds the sink's secret.
-    public var shownURL: String {
+    public var shownURL: String { Self.shown(url) }
+
+    /// `url` as answers show a webhook: its scheme, host and port, then `/...`.
+    static func shown(_ url: String) -> String {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return "(hidden)" }
         return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")/..."
     }
