@@ -25,7 +25,7 @@ public enum IAdDictionary {
         } catch {
             return .failure(RecordProblem(field: nil, message: "the body is not a JSON object: \(error.located(in: bytes))"))
         }
-        let versions = root.members.filter { $0.key.hasPrefix("Version") }
+        let versions = root.members.filter { $0.key.utf8.starts(with: "Version".utf8) }
         guard versions.count == 1, let inner = versions[0].value.object, root.members.count == 1 else {
             return .failure(RecordProblem(field: nil, message: "expected one version key such as \"Version3.1\" holding the iAd attributes"))
         }

@@ -74,6 +74,16 @@ import JWS
         #expect(!none.attribution)
     }
 
+    /// The version key is matched by its text, not by what a reader sees: a key whose seventh letter carries a
+    /// combining mark or emoji modifier (one grapheme with the `n`) still starts with `Version`, as docs/openapi.yaml
+    /// states. The contract test's fuzzing sent `Version` followed by U+1F3FB and was refused.
+    @Test(arguments: ["Version\u{1F3FB}3.1", "Version\u{0301}", "Version"])
+    func versionKeyIsReadByItsScalars(key: String) throws {
+        let body = #"{"\#(key)": {"iad-attribution": "true", "iad-org-id": "12"}}"#
+        let record = try IAdDictionary.normalise(Array(body.utf8)).get()
+        #expect(record.attribution && record.orgID == 12)
+    }
+
     @Test(arguments: [#"{"iad-attribution": "true"}"#, #"{"Version3.1": {}}"#, #"{"Version3.1": {"iad-attribution": "maybe"}}"#,
                       #"{"Version3.1": {"iad-attribution": "true", "iad-org-id": "abc"}}"#, #"{"Version3.1": {"iad-attribution": "true", "iad-conversion-type": "upgrade"}}"#,
                       #"{"Version3.1": {"iad-attribution": "true"}, "Version3.0": {}}"#, "not json"])
