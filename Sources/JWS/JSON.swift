@@ -71,47 +71,61 @@ public enum JSONValue: Sendable, Equatable {
 
     /// Compact JSON text for this value; object members keep their order.
     public var serialized: String {
-        var output = ""
-        write(into: &output, indent: nil)
-        return output
+        var bytes: [UInt8] = []
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Indented JSON text (two spaces), for people.
     public var prettyPrinted: String {
-        var output = ""
-        write(into: &output, indent: "")
-        return output
+        var bytes: [UInt8] = []
+        write(into: &bytes, depth: 0)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private func write(into output: inout String, indent: String?) {
-        let inner = indent.map { $0 + "  " }
-        let newline = indent == nil ? "" : "\n"
+    /// Appends this value's compact JSON text as UTF-8: what ``serialized`` holds, without a `String` in between.
+    public func write(into output: inout [UInt8]) {
+        write(into: &output, depth: nil)
+    }
+
+    /// Appends the value; `depth` is the indentation level for pretty text, nil for compact.
+    private func write(into output: inout [UInt8], depth: Int?) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .number(let literal): output += literal
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .number(let literal): output.append(contentsOf: literal.utf8)
         case .string(let value): JSONValue.writeString(value, into: &output)
         case .array(let values):
-            if values.isEmpty { output += "[]"; return }
-            output += "[" + newline
+            if values.isEmpty { output.append(contentsOf: "[]".utf8); return }
+            output.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { output += "," + newline }
-                output += inner ?? ""
-                value.write(into: &output, indent: inner)
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.newline(into: &output, depth: depth.map { $0 + 1 })
+                value.write(into: &output, depth: depth.map { $0 + 1 })
             }
-            output += newline + (indent ?? "") + "]"
+            Self.newline(into: &output, depth: depth)
+            output.append(UInt8(ascii: "]"))
         case .object(let object):
-            if object.members.isEmpty { output += "{}"; return }
-            output += "{" + newline
+            if object.members.isEmpty { output.append(contentsOf: "{}".utf8); return }
+            output.append(UInt8(ascii: "{"))
             for (index, member) in object.members.enumerated() {
-                if index > 0 { output += "," + newline }
-                output += inner ?? ""
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                Self.newline(into: &output, depth: depth.map { $0 + 1 })
                 JSONValue.writeString(member.key, into: &output)
-                output += indent == nil ? ":" : ": "
-                member.value.write(into: &output, indent: inner)
+                output.append(UInt8(ascii: ":"))
+                if depth != nil { output.append(UInt8(ascii: " ")) }
+                member.value.write(into: &output, depth: depth.map { $0 + 1 })
             }
-            output += newline + (indent ?? "") + "}"
+            Self.newline(into: &output, depth: depth)
+            output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// For pretty text, a line break and two spaces per level; nothing for compact.
+    private static func newline(into output: inout [UInt8], depth: Int?) {
+        guard let depth else { return }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
     }
 
     /// Whether `text` holds a byte a JSON string literal escapes (a quote, a backslash, a control character); scanned
@@ -126,27 +140,35 @@ public enum JSONValue: Sendable, Equatable {
 
     /// Appends `value` as a JSON string literal.
     public static func writeString(_ value: String, into output: inout String) {
-        output += "\""
-        // Most strings need no escaping: append them whole instead of scalar by scalar.
-        if !needsEscaping(value) {
-            output += value
-            output += "\""
-            return
-        }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
+        var bytes: [UInt8] = []
+        writeString(value, into: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as a JSON string literal, in UTF-8. Only ASCII bytes are escaped, and no byte of a multi-byte
+    /// UTF-8 sequence is ASCII, so escaping byte by byte is escaping scalar by scalar.
+    public static func writeString(_ value: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { bytes in
+            var start = 0
+            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                output.append(contentsOf: bytes[start..<index])
+                start = index + 1
+                output.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
+                case UInt8(ascii: "\n"): output.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): output.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): output.append(UInt8(ascii: "t"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
             }
+            output.append(contentsOf: bytes[start...])
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }
 

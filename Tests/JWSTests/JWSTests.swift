@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import JWS
 
@@ -33,6 +34,23 @@ import Testing
         #expect(object.members.map(\.key) == ["kid", "n", "u", "a"])
         #expect(object["a"] == .array([.bool(true), .null, .number("-1.5e3")]))
         #expect(try JSONParser.parse(Array(value.serialized.utf8)) == value)
+    }
+
+    /// The writer escapes exactly what JSON requires (quote, backslash, the C0 controls) and nothing else; every
+    /// string survives an independent reader (Foundation's) unchanged, compact and pretty alike.
+    @Test func writesEscapesExactlyAndPrettyText() throws {
+        let tricky = "q\"b\\n\nr\rt\tz\u{0}\u{1F}é😀\u{7F}\u{2028}"
+        let value = JSONValue.object(JSONObject([JSONMember(key: "k\"", value: .string(tricky)), JSONMember(key: "a", value: .array([.number("1.5e3"), .bool(false), .null, .array([]), .object(JSONObject([]))]))]))
+        #expect(value.serialized == #"{"k\"":"q\"b\\n\nr\rt\tz\u0000\u001fé😀\#u{7F}\#u{2028}","a":[1.5e3,false,null,[],{}]}"#)
+        let member = try #require(value.object?["k\""]).serialized
+        #expect(value.prettyPrinted == "{\n  \"k\\\"\": " + member + ",\n  \"a\": [\n    1.5e3,\n    false,\n    null,\n    [],\n    {}\n  ]\n}")
+        for text in [value.serialized, value.prettyPrinted] {
+            let read = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect(read["k\""] as? String == tricky)
+        }
+        var bytes: [UInt8] = Array("x".utf8)
+        value.write(into: &bytes)
+        #expect(bytes == Array(("x" + value.serialized).utf8))
     }
 
     @Test(arguments: [#"{"a":1,"a":2}"#, #"{"a":01}"#, #"{"a":1,}"#, #"{"a":"\x"}"#, "[1] x", #"{"a":"\ud800"}"#, "", #"{"a":tru}"#,

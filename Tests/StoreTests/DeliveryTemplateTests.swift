@@ -88,6 +88,22 @@ import TestSupport
         #expect(test.members.map(\.key) == ["jws-string", "conversion-value", "country-code", "countersign-test"])
     }
 
+    /// A member Apple's documentation does not name keeps its value when a template has the same key (the fact is
+    /// left out, so no key appears twice); facts holding quotes or controls are escaped; without Apple's fields the
+    /// body is the facts alone.
+    @Test func aBodyNeverRepeatsAKeyAndEscapesItsFacts() throws {
+        let template = try DeliveryTemplate.parse(Self.file(#"{"template": "t", "source": "countersign", "fields": {"extra": "campaign", "name": "campaign_name"}}"#))
+        let facts = DeliveryFacts([.campaign: .string("07"), .campaignName: .string("Spring \"sale\"\n\u{1}")])
+        let body = template.render(appleBody: Self.file(#"{"extra": "Apple's", "conversion-value": 7}"#), facts: facts)
+        #expect(body == Self.file(#"{"extra": "Apple's", "conversion-value": 7,"name":"Spring \"sale\"\n\u0001"}"#))
+        let read = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        #expect(read["extra"] as? String == "Apple's" && read["name"] as? String == "Spring \"sale\"\n\u{1}")
+        let alone = try DeliveryTemplate.parse(Self.file(#"{"template": "a", "source": "countersign", "apple_fields": false, "fields": {"extra": "campaign"}}"#))
+        #expect(alone.render(appleBody: Self.file(#"{"extra": 1}"#), facts: facts) == Self.file(#"{"extra":"07"}"#))
+        #expect(alone.render(appleBody: Self.file(#"{"extra": 1}"#), facts: .none) == Self.file("{}"))
+        #expect(alone.render(appleBody: Self.file("{}"), facts: .none, test: true) == Self.file(#"{"countersign-test":true}"#))
+    }
+
     @Test(arguments: TestEngine.allCases) func enrichedBodiesCarryWhatTheRawRowsHold(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.apps.set(AppRegistry.Entry(app: Self.app, name: "Puzzle", timeZone: "Europe/Berlin"))

@@ -101,13 +101,13 @@ enum DeliveryFactsReader {
     /// How each column of the facts query becomes a fact, by its place in the row (the same for both dialects; `cost`
     /// comes last when asked): resolved once, so a row is read without looking its columns up by name.
     private enum Reading {
-        case text(DeliveryField), integer(DeliveryField), flag(DeliveryField)
+        case text(Int), integer(Int), flag(Int)
     }
 
     private static let columnPlaces: [String: Int] = Dictionary(uniqueKeysWithValues: sql(ids: 1, withCost: true, .sqlite).columns.enumerated().map { ($1, $0) })
 
     private static let readings: [(place: Int, reading: Reading)] = {
-        var plan: [(String, Reading)] = [("dedup_key", .text(.dedupKey)), ("postback_identifier", .text(.postbackIdentifier))]
+        var plan: [(String, Reading)] = [("dedup_key", .text(DeliveryField.dedupKey.place)), ("postback_identifier", .text(DeliveryField.postbackIdentifier.place))]
         plan += [("protocol", DeliveryField.protocol), ("version", .version), ("environment", .environment), ("outcome", .outcome),
                  ("ad_network_id", .adNetworkID), ("app_name", .appName), ("source_identifier", .sourceIdentifier),
                  ("campaign", .campaign), ("ad_group", .adGroup), ("creative", .creative), ("conversion_type", .conversionType),
@@ -115,10 +115,10 @@ enum DeliveryFactsReader {
                  ("coarse_value_unsigned", .coarseValue), ("country_code_unsigned", .countryCode), ("currency", .currency),
                  ("ad_network_name", .adNetworkName), ("campaign_name", .campaignName), ("ad_group_name", .adGroupName),
                  ("creative_name", .creativeName), ("campaign_id", .campaignID), ("ad_group_id", .adGroupID),
-                 ("creative_id", .creativeID)].map { ($0.0, Reading.text($0.1)) }
+                 ("creative_id", .creativeID)].map { ($0.0, Reading.text($0.1.place)) }
         plan += [("app", DeliveryField.app), ("conversion_window", .conversionWindow), ("fidelity_type", .fidelityType),
-                 ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)].map { ($0.0, Reading.integer($0.1)) }
-        plan += [("did_win", DeliveryField.didWin), ("countable", .countable), ("redownload", .redownload)].map { ($0.0, Reading.flag($0.1)) }
+                 ("publisher_item_id", .publisherItemID), ("conversion_value_unsigned", .conversionValue)].map { ($0.0, Reading.integer($0.1.place)) }
+        plan += [("did_win", DeliveryField.didWin), ("countable", .countable), ("redownload", .redownload)].map { ($0.0, Reading.flag($0.1.place)) }
         return plan.map { (columnPlaces[$0.0]!, $0.1) }
     }()
 
@@ -131,13 +131,13 @@ enum DeliveryFactsReader {
     static func fact(_ row: SQLRow, zones: inout [String: TimeZone]) throws -> (Int64, DeliveryFacts) {
         let cells = row.values
         func cell(_ place: Int) -> SQLValue { place < cells.count ? cells[place] : .null }
-        var fact = DeliveryFacts(capacity: DeliveryField.allCases.count)
+        var fact = DeliveryFacts.none
         for (place, reading) in readings {
             switch (reading, cell(place)) {
             case (_, .null): continue
-            case (.text(let field), .text(let value)): fact[field] = .string(value)
-            case (.integer(let field), let value): if let number = Int64(sqlValue: value) { fact[field] = .number(String(number)) }
-            case (.flag(let field), let value): if let number = Int64(sqlValue: value) { fact[field] = .bool(number != 0) }
+            case (.text(let field), .text(let value)): fact[place: field] = .string(value)
+            case (.integer(let field), let value): if let number = Int64(sqlValue: value) { fact[place: field] = .number(String(number)) }
+            case (.flag(let field), let value): if let number = Int64(sqlValue: value) { fact[place: field] = .bool(number != 0) }
             default: throw SQLValueMismatch(column: "#\(place)", found: cell(place), expected: "text")
             }
         }

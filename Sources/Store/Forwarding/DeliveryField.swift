@@ -18,6 +18,12 @@ public enum DeliveryField: String, Sendable, CaseIterable {
     case costPerInstall = "cost_per_install", costCurrency = "cost_currency"
     case remoteAddress = "remote_address"
 
+    /// Where ``DeliveryFacts`` keeps the field's value: its place in `allCases`. Looked up once where a body is made
+    /// per postback (a template's entries, the facts reader's columns), so rendering hashes no field names.
+    var place: Int { Self.places[self]! }
+
+    private static let places = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
+
     /// The JSON type the field is sent as.
     public enum Kind: String, Sendable {
         case text, integer, decimal, boolean

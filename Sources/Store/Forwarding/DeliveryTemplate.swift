@@ -23,6 +23,20 @@ public struct DeliveryTemplate: Sendable, Equatable {
         public let key: String
         public let field: DeliveryField
         public let asText: Bool
+        /// `field`'s place in ``DeliveryFacts``.
+        let place: Int
+        /// `"key":` as the body writes it.
+        let keyBytes: [UInt8]
+
+        init(key: String, field: DeliveryField, asText: Bool) {
+            self.key = key
+            self.field = field
+            self.asText = asText
+            place = field.place
+            var bytes: [UInt8] = []
+            JSONValue.writeString(key, into: &bytes)
+            keyBytes = bytes + [UInt8(ascii: ":")]
+        }
     }
 
     /// The partner's keys, in order. A fact the postback lacks is left out, never sent as null.
@@ -151,18 +165,33 @@ public struct DeliveryTemplate: Sendable, Equatable {
         if isOriginal, !test { return appleBody }
         var apple: JSONObject?
         if appleFields { apple = (try? JSONParser.parse(appleBody))?.object }
-        let present = Set(apple?.members.map(\.key) ?? [])
-        var added: [JSONMember] = []
-        for entry in fields where !present.contains(entry.key) {
-            guard let value = facts[entry.field] else { continue }
-            added.append(JSONMember(key: entry.key, value: entry.asText ? Self.text(value) : value))
+        // A template never takes one of Apple's documented fields (``parse(_:)`` refuses them), so only a member
+        // Apple's documentation does not name can already hold one of its keys: that member stays, the fact is left out.
+        let taken = Set(apple?.members.map(\.key).filter { !Self.appleKeys.contains($0) } ?? [])
+        // The facts as members, each after a comma: `,"key":value`.
+        var added: [UInt8] = []
+        added.reserveCapacity(fields.count * 48)
+        for entry in fields {
+            guard let value = facts[place: entry.place], taken.isEmpty || !taken.contains(entry.key) else { continue }
+            added.append(UInt8(ascii: ","))
+            added.append(contentsOf: entry.keyBytes)
+            (entry.asText ? Self.text(value) : value).write(into: &added)
         }
-        if test { added.append(JSONMember(key: Self.testKey, value: .bool(true))) }
-        let facts = Array(JSONValue.object(JSONObject(added)).serialized.utf8)
+        if test { added.append(contentsOf: #","countersign-test":true"#.utf8) }
         // Apple's members go as received, byte for byte: the facts are added before the object's closing brace.
-        guard let apple, let close = appleBody.lastIndex(where: { !Self.isJSONSpace($0) }), appleBody[close] == UInt8(ascii: "}") else { return facts }
+        guard let apple, let close = appleBody.lastIndex(where: { !Self.isJSONSpace($0) }), appleBody[close] == UInt8(ascii: "}") else {
+            guard !added.isEmpty else { return Array("{}".utf8) }
+            added[0] = UInt8(ascii: "{")
+            added.append(UInt8(ascii: "}"))
+            return added
+        }
         guard !added.isEmpty else { return Array(appleBody[...close]) }
-        return Array(appleBody[..<close]) + (apple.members.isEmpty ? [] : [UInt8(ascii: ",")]) + facts.dropFirst()
+        var body: [UInt8] = []
+        body.reserveCapacity(close + added.count + 1)
+        body.append(contentsOf: appleBody[..<close])
+        body.append(contentsOf: apple.members.isEmpty ? added.dropFirst() : added[...])
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     private static func isJSONSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
@@ -193,23 +222,26 @@ public struct DeliveryTemplate: Sendable, Equatable {
 
 /// The facts one postback offers a template: only those it has (a fact it lacks is absent, never null).
 public struct DeliveryFacts: Sendable, Equatable {
-    private var values: [DeliveryField: JSONValue]
+    /// Each field's value at its ``DeliveryField/place``.
+    private var values: [JSONValue?]
 
     /// No facts (for `original`).
     public static let none = DeliveryFacts([:])
 
     public init(_ values: [DeliveryField: JSONValue]) {
-        self.values = values
-    }
-
-    /// No facts yet, with room for `capacity`.
-    init(capacity: Int) {
-        values = Dictionary(minimumCapacity: capacity)
+        self.values = Array(repeating: nil, count: DeliveryField.allCases.count)
+        for (field, value) in values { self.values[field.place] = value }
     }
 
     /// The fact's value as the template sends it, or nil when the postback has none.
     public subscript(field: DeliveryField) -> JSONValue? {
-        get { values[field] }
-        set { values[field] = newValue }
+        get { values[field.place] }
+        set { values[field.place] = newValue }
+    }
+
+    /// The value of the field at `place` (``DeliveryField/place``).
+    subscript(place place: Int) -> JSONValue? {
+        get { values[place] }
+        set { values[place] = newValue }
     }
 }
