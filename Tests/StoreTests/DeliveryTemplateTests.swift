@@ -104,6 +104,24 @@ import TestSupport
         #expect(alone.render(appleBody: Self.file("{}"), facts: .none, test: true) == Self.file(#"{"countersign-test":true}"#))
     }
 
+    /// The install day a body carries is the Gregorian calendar's day of the moment in the app's zone, for moments
+    /// across two centuries (leap days, days before 1970, zones with half-hour and 45-minute offsets).
+    @Test func theInstallDayIsTheCalendarsDayInTheZone() throws {
+        for name in ["UTC", "Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata", "Pacific/Chatham"] {
+            let zone = try #require(TimeZone(identifier: name))
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            var seconds: Int64 = -2_208_988_800  // 1900-01-01
+            while seconds < 4_102_444_800 {  // 2100-01-01
+                let moment = Date(timeIntervalSince1970: TimeInterval(seconds))
+                let parts = calendar.dateComponents([.year, .month, .day], from: moment)
+                let expected = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+                #expect(DeliveryFactsReader.day(moment, in: zone) == expected, "\(name) \(seconds)")
+                seconds += 86_400 * 13 + 3_607 * 7
+            }
+        }
+    }
+
     @Test(arguments: TestEngine.allCases) func enrichedBodiesCarryWhatTheRawRowsHold(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.apps.set(AppRegistry.Entry(app: Self.app, name: "Puzzle", timeZone: "Europe/Berlin"))

@@ -174,10 +174,25 @@ enum DeliveryFactsReader {
         return (try Int64(sqlValue: cell(idPlace)).orThrow(column: "id", found: cell(idPlace)), fact)
     }
 
-    /// `moment`'s day in `zone`, `YYYY-MM-DD`: the UTC day of the moment moved by the zone's offset then.
+    /// `moment`'s day in `zone`, `YYYY-MM-DD`: the civil day of the moment moved by the zone's offset then, counted
+    /// from the Unix epoch in whole days (Howard Hinnant's `civil_from_days`), without a calendar or a formatter.
     static func day(_ moment: Date, in zone: TimeZone) -> String {
         let local = Int64((moment.timeIntervalSince1970).rounded(.down)) + Int64(zone.secondsFromGMT(for: moment))
-        return String(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(local))).prefix(10))
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.utf8.count)) + text
+        }
+        return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2)
     }
 }
 

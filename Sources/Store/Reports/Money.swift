@@ -27,9 +27,13 @@ public enum Money {
     private static func decimal(_ magnitude: UInt64, negative: Bool, scale: Int) -> String {
         var divisor: UInt64 = 1
         for _ in 0..<scale { divisor *= 10 }
-        var fraction = String(magnitude % divisor)
-        fraction = String(repeating: "0", count: scale - fraction.count) + fraction
-        while fraction.count > 2, fraction.hasSuffix("0") { fraction.removeLast() }
-        return (negative && magnitude != 0 ? "-" : "") + String(magnitude / divisor) + "." + fraction
+        // Trailing zeros go in whole numbers, beyond the two decimals kept.
+        var (fraction, places) = (magnitude % divisor, scale)
+        while places > 2, fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
+        }
+        let digits = String(fraction)
+        return (negative && magnitude != 0 ? "-" : "") + String(magnitude / divisor) + "." + String(repeating: "0", count: places - digits.utf8.count) + digits
     }
 }
