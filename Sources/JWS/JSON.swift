@@ -128,16 +128,6 @@ public enum JSONValue: Sendable, Equatable {
         output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
     }
 
-    /// Whether `text` holds a byte a JSON string literal escapes (a quote, a backslash, a control character); scanned
-    /// as bytes in a plain loop, which costs a fraction of a generic closure over `String.UTF8View`.
-    public static func needsEscaping(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            return false
-        }
-    }
-
     /// Appends `value` as a JSON string literal.
     public static func writeString(_ value: String, into output: inout String) {
         var bytes: [UInt8] = []
