@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import Store
 import TestSupport
@@ -92,6 +93,43 @@ import TestSupport
         let waited = Date().timeIntervalSince(started)
         #expect(waited < 3, "waited \(waited) s for a closed connection")
         #expect(try store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) } == 2)
+    }
+
+    /// An export's read on a connection that has already closed fails at once (found when a shard of `make test` waited
+    /// for ever in `TableWriterTests`: PostgresNIO's `query` never returns for a query written to a closed connection,
+    /// and the read's own time limit could not end a task that waited on it).
+    @Test func aReadOnAConnectionAlreadyClosedFailsAtOnce() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        defer { store.close() }
+        let engine = try #require(store.engine as? PostgresEngine)
+        #expect(try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 } == 1)
+        try await engine.client.withConnection { connection in
+            try await connection.close()
+            let failure = await #expect(throws: PostgresEngineError.self) {
+                _ = try await PooledConnection(connection).rows(of: PostgresSession.query("SELECT 2", []), sql: "SELECT 2", logger: Logger(label: "test"))
+            }
+            guard case .connectionLost("SELECT 2")? = failure else { Issue.record("\(String(describing: failure))"); return }
+        }
+    }
+
+    /// A read whose pooled connection the server has just ended runs on another: reads right after the server ends the
+    /// pool's idle connection all answer, whether the pool saw the close before the lease or not.
+    @Test func aReadOnAPooledConnectionTheServerEndedRunsOnAnother() async throws {
+        let location = try TestEngine.postgres.freshDatabase()
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(location), poolSize: 1))
+        defer { store.close() }
+        func backend() async throws -> Int64 {
+            try await store.engine.readRows("SELECT pg_backend_pid()", [], reuse: .once, into: Int64(0)) { pid, row in
+                pid = row.withCell(at: 0) { if case .integer(let value) = $0 { value } else { 0 } }
+            }
+        }
+        var pid = try await backend()
+        for _ in 0..<20 {
+            try TestPostgres.run("SELECT pg_terminate_backend(\(pid))", on: try PostgresLocation(url: location))
+            let next = try await backend()
+            #expect(next != pid && next > 0)
+            pid = next
+        }
     }
 
     /// A transaction whose body caught a statement's failure and went on is not reported committed: PostgreSQL

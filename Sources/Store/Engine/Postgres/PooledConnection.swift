@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
 
@@ -11,21 +12,22 @@ final class PooledConnection: @unchecked Sendable {
     /// outcome once answered, until the next statement's answer settles them. Only the thread that holds the lease
     /// touches it.
     var sentAhead: [(sql: String, outcome: NIOLockedValueBox<Result<Void, any Error>?>)] = []
-    /// What the statement in flight waits on, signalled also when the connection closes.
-    private let waiting = NIOLockedValueBox<DispatchSemaphore?>(nil)
+    /// What ends the wait of the statement in flight when the connection closes: PostgresNIO never answers a statement
+    /// written to a connection that has closed.
+    private let ended = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
-        connection.closeFuture.whenComplete { [waiting] _ in waiting.withLockedValue { _ = $0?.signal() } }
+        connection.closeFuture.whenComplete { [ended] _ in ended.withLockedValue { $0 }?() }
     }
 
     /// Waits until `answered` is signalled or the connection closes, at most `seconds` (for ever when nil); false when
     /// the time ran out. PostgresNIO never answers a statement written to a connection that has closed, so the close
     /// must end the wait.
     func wait(for answered: DispatchSemaphore, within seconds: TimeInterval?) -> Bool {
-        waiting.withLockedValue { $0 = answered }
-        defer { waiting.withLockedValue { $0 = nil } }
-        // A close before `waiting` was set signalled nothing; `isClosed` is true before the close callbacks run.
+        ended.withLockedValue { $0 = { answered.signal() } }
+        defer { ended.withLockedValue { $0 = nil } }
+        // A close before `ended` was set signalled nothing; `isClosed` is true before the close callbacks run.
         if connection.isClosed { answered.signal() }
         guard let seconds else {
             answered.wait()
@@ -33,4 +35,34 @@ final class PooledConnection: @unchecked Sendable {
         }
         return answered.wait(timeout: .now() + seconds) == .success
     }
+
+    /// Sends `query` (`sql`'s) and returns its rows once the server begins to answer, or throws
+    /// ``PostgresEngineError/connectionLost(_:)`` when the connection closes first: as soon as it closes, since
+    /// PostgresNIO's `query` never returns for a query written to a connection that has closed (it runs in a task of its
+    /// own, which is left waiting then), and when the server ended the connection as the query arrived.
+    func rows(of query: PostgresQuery, sql: String, logger: Logger) async throws -> PostgresRowSequence {
+        let waiter = NIOLockedValueBox<CheckedContinuation<PostgresRowSequence, any Error>?>(nil)
+        defer { ended.withLockedValue { $0 = nil } }
+        return try await withCheckedThrowingContinuation { continuation in
+            waiter.withLockedValue { $0 = continuation }
+            let lost: @Sendable () -> Void = { waiter.withLockedValue { $0.take() }?.resume(throwing: PostgresEngineError.connectionLost(sql)) }
+            ended.withLockedValue { $0 = lost }
+            // A close before `ended` was set called nothing; `isClosed` is true before the close callbacks run.
+            if connection.isClosed { return lost() }
+            Task { [connection] in
+                let answer: Result<PostgresRowSequence, any Error>
+                do {
+                    answer = .success(try await connection.query(query, logger: logger))
+                } catch let error as PSQLError where Self.closings.contains(error.code) {
+                    answer = .failure(PostgresEngineError.connectionLost(sql))
+                } catch {
+                    answer = .failure(error)
+                }
+                waiter.withLockedValue { $0.take() }?.resume(with: answer)
+            }
+        }
+    }
+
+    /// How PostgresNIO reports a query that ended with its connection, before any answer.
+    private static let closings: [PSQLError.Code] = [.clientClosedConnection, .serverClosedConnection, .uncleanShutdown, .connectionError]
 }

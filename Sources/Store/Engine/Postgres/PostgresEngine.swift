@@ -193,26 +193,35 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         return try await withThrowingTaskGroup(of: State?.self) { group in
             group.addTask {
                 try await withTaskCancellationHandler {
-                    try await client.withConnection { connection in
-                        leased.withLockedValue { $0 = connection }
+                    // A connection the server had ended before the query was sent (the pool can hand one out before
+                    // it sees the close) is given up and the read runs on another, as a transaction's `BEGIN` does.
+                    var attempt = 1
+                    while true {
                         do {
-                            var state = state
-                            var count: Int?
-                            for try await next in try await connection.query(query, logger: logger) {
-                                if count == nil { count = try PostgresSession.checkReadable(next) }
-                                try row(&state, SQLCells(postgres: next, count: count!))
+                            return try await client.withConnection { connection in
+                                leased.withLockedValue { $0 = connection }
+                                do {
+                                    var state = state
+                                    var count: Int?
+                                    for try await next in try await self.state(of: connection).rows(of: query, sql: sql, logger: logger) {
+                                        if count == nil { count = try PostgresSession.checkReadable(next) }
+                                        try row(&state, SQLCells(postgres: next, count: count!))
+                                    }
+                                    leased.withLockedValue { $0 = nil }
+                                    return state
+                                } catch {
+                                    // A connection that failed other than by the server's answer (closed at the
+                                    // deadline or on cancellation, lost, or left mid-query by the reader's own error)
+                                    // goes back only once closed: the pool must not hand it out again.
+                                    if PostgresEngine.serverState(of: error) == nil {
+                                        connection.close().whenComplete { _ in }
+                                        try? await connection.closeFuture.get()
+                                    }
+                                    throw error
+                                }
                             }
-                            leased.withLockedValue { $0 = nil }
-                            return state
-                        } catch {
-                            // A connection that failed other than by the server's answer (closed at the deadline or on
-                            // cancellation, lost, or left mid-query by the reader's own error) goes back only once
-                            // closed: the pool must not hand it out again.
-                            if PostgresEngine.serverState(of: error) == nil {
-                                connection.close().whenComplete { _ in }
-                                try? await connection.closeFuture.get()
-                            }
-                            throw error
+                        } catch PostgresEngineError.connectionLost(let lost) where lost == sql && attempt < 3 && !Task.isCancelled {
+                            attempt += 1
                         }
                     }
                 } onCancel: {
