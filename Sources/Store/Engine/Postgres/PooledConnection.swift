@@ -53,7 +53,7 @@ final class PooledConnection: @unchecked Sendable {
                 let answer: Result<PostgresRowSequence, any Error>
                 do {
                     answer = .success(try await connection.query(query, logger: logger))
-                } catch let error as PSQLError where Self.closings.contains(error.code) {
+                } catch let error as PSQLError where Self.closings.contains(error.code) || error.serverInfo?[.sqlState]?.hasPrefix("57P") == true {
                     answer = .failure(PostgresEngineError.connectionLost(sql))
                 } catch {
                     answer = .failure(error)
@@ -63,6 +63,7 @@ final class PooledConnection: @unchecked Sendable {
         }
     }
 
-    /// How PostgresNIO reports a query that ended with its connection, before any answer.
+    /// How PostgresNIO reports a query that ended with its connection, before any answer (the server's own endings,
+    /// such as `57P01` when an administrator ends the connection, are SQLSTATE class `57P`).
     private static let closings: [PSQLError.Code] = [.clientClosedConnection, .serverClosedConnection, .uncleanShutdown, .connectionError]
 }
