@@ -17,9 +17,10 @@ import Synchronization
 ///
 /// The commit loop runs on its own thread rather than on Swift's cooperative pool: under load that pool
 /// is busy verifying signatures, and a commit loop queued behind that work would leave SQLite idle. SQLite has one
-/// writer, so one thread commits. PostgreSQL could commit several transactions at once, but ``commitThreads`` is one
-/// there too: a batch without copies is one round trip, the next batch gathers while it waits, and two backends writing
-/// the same tables at once cost more CPU a postback than one (docs/performance.md). The price: whatever a batch waits
+/// writer, so one thread commits. PostgreSQL could commit several transactions at once, but one thread commits there
+/// too: a batch without copies is one round trip, the next batch gathers while it waits, and two backends writing the
+/// same tables at once cost more CPU a postback than one (two commit threads, alternated with one in four pairs of
+/// `scripts/bench-ingest` runs, took 3,328 postbacks a second on average against 3,782). The price: whatever a batch waits
 /// for (a copy's row held by a fold, a schema upload's lock, a connection that stopped answering, up to the statement
 /// timeout) holds every batch behind it on that receiver.
 ///
@@ -32,9 +33,8 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     private var pending: [(intake: Intake, continuation: CheckedContinuation<Disposition, any Error>)] = []
     private var stopping = false
     private let condition = NSCondition()
-    // Guarded by `finished`: commit threads still running.
-    private var running = 0
-    private let finished = NSCondition()
+    /// Signalled by the commit thread as it ends.
+    private let ended = DispatchSemaphore(value: 0)
     private let batchSize: Recorder
     private let commitTime: Metrics.Timer
     private let queueDepth: Gauge
@@ -51,11 +51,8 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// (p99 5.1 ms) at no measurable cost in rate (docs/performance.md). PostgreSQL folds on its own queue while commits
     /// go on, and a fold is a transaction of round trips: 128.
     static func foldEvery(_ dialect: SQLDialect) -> Int { dialect == .sqlite ? 32 : 128 }
-    /// Seconds a commit thread waits for work before its lane gives its connection back.
+    /// Seconds the commit thread waits for work before its lane gives its connection back.
     static let laneIdleGrace = 1.0
-    /// Commit threads on PostgreSQL. Two, alternated with one in four pairs of `scripts/bench-ingest` runs, took
-    /// 3,328 postbacks a second on average against 3,782, and more CPU a postback at fixed rates.
-    static let commitThreads = 1
 
     /// Creates a writer over `database` that records its metrics (batch sizes, commit and fold times, queue depth,
     /// failures) with `metrics`; nothing runs until ``run()``.
@@ -72,20 +69,17 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
     /// Runs the commit thread until graceful shutdown or cancellation, then commits what is pending and returns once
     /// the thread has ended. Submissions made before it starts wait for the first commit.
     public func run() async throws {
-        let threads = database.engine.dialect == .postgres ? Self.commitThreads : 1
-        finished.withLock { running = threads }
-        for index in 0..<threads {
-            let thread = Thread { [self] in
-                // Named by the thread itself, in at most 15 bytes (Linux's limit): `top -H` and `perf` show it.
-                // Foundation's `Thread.name` applies a name only once the starting thread has recorded the new
-                // thread's handle, a race the new thread often won: a commit thread then kept the
-                // dispatch pool's name, and `scripts/cpu-budget` counted its commits as request handling.
-                try? "cs-commit-\(index)".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-                self.commitLoop(first: index == 0)
-            }
-            thread.qualityOfService = .userInteractive
-            thread.start()
+        let thread = Thread { [self] in
+            // Named by the thread itself, in at most 15 bytes (Linux's limit): `top -H` and `perf` show it.
+            // Foundation's `Thread.name` applies a name only once the starting thread has recorded the new thread's
+            // handle, a race the new thread often won: the commit thread then kept the dispatch pool's name, and
+            // `scripts/cpu-budget` counted its commits as request handling.
+            try? "cs-commit".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            commitLoop()
+            ended.signal()
         }
+        thread.qualityOfService = .userInteractive
+        thread.start()
         try? await gracefulShutdown()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread { [self] in
@@ -130,15 +124,13 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         }
     }
 
-    /// Commits what is pending, ends the commit threads, folds the rollup, and returns when all that is done.
+    /// Commits what is pending, ends the commit thread, folds the rollup, and returns when all that is done.
     private func stop() {
         condition.lock()
         stopping = true
-        condition.broadcast()
+        condition.signal()
         condition.unlock()
-        finished.lock()
-        while running > 0 { finished.wait() }
-        finished.unlock()
+        ended.wait()
         flushArrivals()
         // The last fold runs after any queued one.
         folds.sync { fold() }
@@ -160,9 +152,9 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
         }
     }
 
-    /// Commits batches until stopped; the `first` thread folds the rollup before its first commit.
-    private func commitLoop(first: Bool) {
-        if first { fold() }
+    /// Commits batches until stopped, having folded the rollup before the first.
+    private func commitLoop() {
+        fold()
         let lane = database.engine.lane()
         defer { lane.close() }
         var storedSinceFold = 0
@@ -190,10 +182,6 @@ public final class GroupCommitWriter: Service, @unchecked Sendable {
             }
             if pending.isEmpty, stopping {
                 condition.unlock()
-                finished.lock()
-                running -= 1
-                finished.broadcast()
-                finished.unlock()
                 return
             }
             let batch = pending
