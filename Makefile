@@ -28,7 +28,8 @@ run: build
 # engines in shards against a throw-away PostgreSQL server, the parsers' fuzz corpora and a few seconds of fuzzing per
 # target, the dashboard in headless Chromium (screenshots in .build/dashboard-screenshots), docs/quickstart.md and
 # docs/cli.md run as written, and docs/openapi.yaml held against a live server. It prints each stage's time; the last
-# line is Swift Testing's closing line for the whole run (CI reads it). Here: 8-11 minutes built, about 30 from a fresh clone.
+# line is Swift Testing's closing line for the whole run (CI reads it). Here: 3-4 minutes built, 9 from a fresh clone
+# (docs/performance.md; the machine's speed drifts by more than twice between days).
 test: test-deps
 	SWIFT=$(SWIFT) scripts/test
 
