@@ -17,7 +17,7 @@ public protocol DatabaseEngine: Sendable {
     func autocommit<T>(_ body: (any SQLSession) throws -> T) throws -> T
     /// Runs `body` against a consistent read snapshot. Blocks the caller.
     func snapshot<T>(_ body: (any SQLSession) throws -> T) throws -> T
-    /// Runs one query built for one call (a page of an export) and hands each row to `row` as it is read, its cells lent
+    /// Runs one read query built for one call (a page of an export) and hands each row to `row` as it is read, its cells lent
     /// for the call, folding them into `state`, which it returns. SQLite steps its statement on the store's thread pool
     /// (``Blocking``); PostgreSQL reads postgres-nio's row sequence as the rows arrive, on a connection leased for the
     /// query alone. Neither makes a value of a row. `reuse` is ``StatementReuse/once`` for text built for the call;

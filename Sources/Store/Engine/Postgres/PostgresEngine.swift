@@ -182,6 +182,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// The lease and the whole read must end within the engine's limits (the lease wait, then the server's
     /// `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
     /// closed, which ends the query with an error, and the client opens another; a lease not yet given is given up.
+    /// A statement whose connection ended before the server answered it runs again on another connection (up to three
+    /// times): `sql` must be a read.
     func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, into state: State,
                                    _ row: @escaping @Sendable (inout State, SQLCells) throws -> Void) async throws -> State {
         if stop.isFired { throw PostgresEngineError.closed }
@@ -221,6 +223,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                                 }
                             }
                         } catch PostgresEngineError.connectionLost(let lost) where lost == sql && attempt < 3 && !Task.isCancelled {
+                            leased.withLockedValue { $0 = nil }
                             attempt += 1
                         }
                     }
