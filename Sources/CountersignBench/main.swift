@@ -30,7 +30,7 @@ let arguments = CommandLine.arguments
 func openStore(_ text: String) throws -> StoreDatabase {
     let location = try DatabaseLocation(text)
     let store = try StoreDatabase(settings: StoreSettings(location: location))
-    if case .postgres = location { Task.detached { try await store.run() } }
+    if case .postgres = location { Task.detached { await store.run() } }
     return store
 }
 

@@ -86,8 +86,9 @@ public final class StoreDatabase: Service, Sendable {
     }
 
     /// Runs the engine while the store is open (PostgreSQL's pool of connections) until ``close()`` or cancellation.
-    /// Whoever opens a store runs it: `serve` beside its services, the CLI for the length of a command.
-    public func run() async throws {
+    /// Whoever opens a store runs it: `serve` beside its services, the CLI for the length of a command. It cannot fail:
+    /// a connection that fails is the pool's to replace, and a query's error goes to the query.
+    public func run() async {
         await engine.run()
     }
 

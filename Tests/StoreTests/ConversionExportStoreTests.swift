@@ -22,7 +22,7 @@ import TestSupport
         case .postgres: try await store.column("SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'conversions' ORDER BY ordinal_position", as: String.self)
         }
         var ndjson = ""
-        try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), format: .ndjson) { ndjson += String(decoding: $0, as: UTF8.self) }
+        try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), into: TableWriter(format: .ndjson, columns: ReportReader.conversionColumns)) { ndjson += String(decoding: $0, as: UTF8.self) }
         let rows = try ndjson.split(separator: "\n").map { try #require(try JSONParser.parse(Array($0.utf8)).object) }
         #expect(rows.count == (try await store.scalar("SELECT count(*) FROM conversions", as: Int.self)) && rows.count > 30)
         #expect(rows.first?.members.map(\.key) == viewColumns.filter { $0 != "source_levels" })
@@ -47,18 +47,18 @@ import TestSupport
             var whole = TableWriter(format: .csv, columns: table.columns)
             for row in table.rows { whole.append(row) }
             var csv: [UInt8] = []
-            try await store.reports.exportConversions(query, format: .csv, page: 7) { csv += $0 }
+            try await store.reports.exportConversions(query, into: TableWriter(format: .csv, columns: ReportReader.conversionColumns), page: 7) { csv += $0 }
             #expect(csv == whole.take(), "\(parameters)")
             #expect(table.rows.count > 7, "more than one page: \(parameters)")
             var ndjson = ""
-            try await store.reports.exportConversions(query, format: .ndjson, page: 7) { ndjson += String(decoding: $0, as: UTF8.self) }
+            try await store.reports.exportConversions(query, into: TableWriter(format: .ndjson, columns: ReportReader.conversionColumns), page: 7) { ndjson += String(decoding: $0, as: UTF8.self) }
             let lines = try ndjson.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
             #expect(lines == table.rows.map { row in .object(JSONObject(zip(table.columns, row).map { JSONMember(key: $0.0, value: $0.1) })) }, "\(parameters)")
         }
         // A client that goes away: the write fails, the export ends there and reads no further page.
         var pages = 0
         await #expect(throws: Gone.self) {
-            try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), format: .csv, page: 7) { _ in
+            try await store.reports.exportConversions(try ReportQuery.parse([("include_uncounted", "true")]), into: TableWriter(format: .csv, columns: ReportReader.conversionColumns), page: 7) { _ in
                 pages += 1
                 if pages == 2 { throw Gone() }
             }

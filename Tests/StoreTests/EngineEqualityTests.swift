@@ -69,7 +69,7 @@ import TestSupport
         let page = try await store.reports.conversions(try ReportQuery.parse([("include_uncounted", "true")]), after: 0, limit: 1000)
         answers.append("conversions: \(page.rows.map { $0.dropFirst().map(\.serialized) })")
         var csv: [UInt8] = []
-        try await store.reports.exportConversions(try ReportQuery.parse([]), format: .csv) { csv += $0 }
+        try await store.reports.exportConversions(try ReportQuery.parse([]), into: TableWriter(format: .csv, columns: ReportReader.conversionColumns)) { csv += $0 }
         answers.append("conversions.csv: \(String(decoding: csv, as: UTF8.self).split(separator: "\r\n").map { $0.drop { $0 != "," } })")
         for view in views {
             let rows = try await store.rows(view)

@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Testing
 import JWS
@@ -33,10 +34,10 @@ import TestSupport
     }
 
     /// Everything `query` selects, written in pages of two.
-    static func pull(_ store: StoreDatabase, _ query: ReportQuery, template: String, format: PostbackPull.Format) async throws -> String {
+    static func pull(_ store: StoreDatabase, _ query: ReportQuery, template: String, format: PullWriter.Format) async throws -> String {
         let chosen = try #require(await store.deliveryTemplates.named(template))
         let collected = Collected()
-        try await store.pull.write(query, template: chosen, format: format, page: 2) { collected.append($0) }
+        try await PullWriter.write(store.pull, query, template: chosen, format: format, page: 2) { collected.append($0) }
         return String(decoding: collected.bytes, as: UTF8.self)
     }
 

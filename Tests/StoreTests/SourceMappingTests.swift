@@ -1,3 +1,4 @@
+import CountersignServer
 import Foundation
 import Spend
 import Testing
@@ -92,7 +93,7 @@ import TestSupport
         // A pull names each postback the same way.
         let pull = try #require(await store.deliveryTemplates.named("pull"))
         let collected = PostbackPullTests.Collected()
-        try await store.pull.write(try ReportQuery.parse([("app", String(Self.app))]), template: pull, format: .ndjson) { collected.append($0) }
+        try await PullWriter.write(store.pull, try ReportQuery.parse([("app", String(Self.app))]), template: pull, format: .ndjson) { collected.append($0) }
         let names = String(decoding: collected.bytes, as: UTF8.self).split(separator: "\n").compactMap {
             (try? JSONParser.parse(Array($0.utf8)))?.object?["ad-network-campaign-name"]?.string
         }

@@ -1,3 +1,4 @@
+import CountersignServer
 import JWS
 import Testing
 @testable import Store

@@ -33,10 +33,12 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
 /// Stores for tests: opened as `serve` opens them, and run (PostgreSQL's pool) until closed or the test process ends.
 public enum TestStore {
-    /// Opens a store with `settings` and runs it in a task of its own.
+    /// Opens a store with `settings` and runs it in a task of its own, which ends when the store is closed
+    /// (`StoreLifecycleTests`). Running a store cannot fail (``StoreDatabase/run()`` does not throw), so the task has no
+    /// error to surface.
     public static func open(_ settings: StoreSettings) throws -> StoreDatabase {
         let store = try StoreDatabase(settings: settings)
-        Task.detached { try await store.run() }
+        Task { await store.run() }
         return store
     }
 }

@@ -97,13 +97,13 @@ struct PullCommand: AsyncParsableCommand {
     @Option(help: "The delivery template that makes each body (default pull).") var template = PostbackPull.defaultTemplate
 
     func run() async throws {
-        guard let format = PostbackPull.Format(rawValue: format) else { throw CLIFailure.usage("--format must be ndjson or csv") }
+        guard let format = PullWriter.Format(rawValue: format) else { throw CLIFailure.usage("--format must be ndjson or csv") }
         let store = try database.open()
         defer { store.close() }
         guard let template = try await store.deliveryTemplates.named(template) else {
             throw CLIFailure.rejected("no delivery template is named \(template); countersign forward templates lists them")
         }
         let query = try await filters.query(store)
-        try await store.pull.write(query, template: template, format: format) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+        try await PullWriter.write(store.pull, query, template: template, format: format) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
     }
 }

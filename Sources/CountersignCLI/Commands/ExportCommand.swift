@@ -26,6 +26,7 @@ struct ExportCommand: AsyncParsableCommand {
         let store = try database.open()
         defer { store.close() }
         let query = try await filters.query(store)
-        try await store.reports.exportConversions(query, format: format == "csv" ? .csv : .ndjson) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+        let writer = TableWriter(format: format == "csv" ? .csv : .ndjson, columns: ReportReader.conversionColumns)
+        try await store.reports.exportConversions(query, into: writer) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
     }
 }

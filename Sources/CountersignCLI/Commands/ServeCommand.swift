@@ -62,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The store runs beside the application and closes after it: the services drain into it on shutdown.
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await store.run() }
+            group.addTask { await store.run() }
             defer { store.close() }
             let application = try await ServerApplication(settings: settings, store: store, keyRing: keyRing, logger: logger,
                                                           metrics: PrometheusCollectorRegistry()).application { channel in

@@ -13,7 +13,7 @@ enum StoreRunner {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withDiscardingTaskGroup { running in
-                    for await store in stores { running.addTask { try? await store.run() } }
+                    for await store in stores { running.addTask { await store.run() } }
                 }
             }
             defer {

@@ -71,7 +71,8 @@ enum ReportRoutes {
             return Response(status: .ok, headers: [.contentType: format.contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue],
                             body: ResponseBody { writer in
                 defer { permit.release() }
-                try await store.reports.exportConversions(query, format: format == .csv ? .csv : .ndjson, page: ReportRoutes.exportPage) { bytes in
+                let sink = TableWriter(format: format == .csv ? .csv : .ndjson, columns: ReportReader.conversionColumns)
+                try await store.reports.exportConversions(query, into: sink, page: ReportRoutes.exportPage) { bytes in
                     for range in ReportRoutes.exportChunks(count: bytes.count) { try await writer.write(ByteBuffer(bytes: bytes[range])) }
                 }
                 try await writer.finish(nil)
@@ -86,7 +87,7 @@ enum ReportRoutes {
         api.read.get("postbacks") { request, context in
             let (query, _) = try await parse(request, context: context, extra: ["format", "template"], store: store)
             try context.requireApp(query.app)
-            guard let format = PostbackPull.Format(rawValue: request.uri.queryParameters.get("format") ?? "ndjson") else {
+            guard let format = PullWriter.Format(rawValue: request.uri.queryParameters.get("format") ?? "ndjson") else {
                 throw APIError(.badRequest, .badParameter, "format: a pull is ndjson or csv")
             }
             let name = request.uri.queryParameters.get("template") ?? PostbackPull.defaultTemplate
@@ -98,7 +99,7 @@ enum ReportRoutes {
             return Response(status: .ok, headers: [.contentType: contentType, .init("Countersign-Time-Zone")!: query.timeZone.identifier, .init("Countersign-Day-Basis")!: query.basis.rawValue],
                             body: ResponseBody { writer in
                 defer { permit.release() }
-                try await store.pull.write(query, template: template, format: format, page: ReportRoutes.exportPage) { bytes in
+                try await PullWriter.write(store.pull, query, template: template, format: format, page: ReportRoutes.exportPage) { bytes in
                     for range in ReportRoutes.exportChunks(count: bytes.count) { try await writer.write(ByteBuffer(bytes: bytes[range])) }
                 }
                 try await writer.finish(nil)

@@ -158,7 +158,8 @@ extension SpendRoutes {
             return Response(status: .ok, headers: [.contentType: format.contentType], body: ResponseBody { writer in
                 defer { permit.release() }
                 try await store.reconciliation.reconcile(claimed, adNetwork: reconciling.adNetwork, app: reconciling.app, from: reconciling.from,
-                                                         to: reconciling.to, unclaimed: unclaimed, format: written, sizes: sizes) { bytes in
+                                                         to: reconciling.to, unclaimed: unclaimed,
+                                                         into: TableWriter(format: written, columns: PostbackReconciliation.columns), sizes: sizes) { bytes in
                     try await writer.write(ByteBuffer(bytes: bytes))
                 }
                 try await writer.finish(nil)

@@ -13,7 +13,7 @@ public enum SQLCell {
 }
 
 /// One row of a query while it is read (``DatabaseEngine/readRows(_:_:reuse:into:_:)``), for writers that copy its cells straight
-/// to their output (``TableWriter/append(cells:)``) instead of making a value of each first.
+/// to their output (``TableSink/append(cells:)``) instead of making a value of each first.
 public struct SQLCells {
     enum Source {
         /// SQLite's statement, stepped to the row.

@@ -31,25 +31,26 @@ public struct ReportReader: Sendable {
         return ReportTable(columns: Self.conversionColumns, rows: rows)
     }
 
-    /// Every conversion `query` selects, oldest first, in `format` (CSV or NDJSON; ``TableWriter``), handed to `write` a
-    /// page of `page` rows at a time (by id cursor, so memory stays flat whatever the size; the CSV header once, first).
-    /// Ends when the rows end or `write` throws (the client went away: no further page is read).
-    public func exportConversions(_ query: ReportQuery, format: TableWriter.Format, page: Int = 10_000,
-                                  write: ([UInt8]) async throws -> Void) async throws {
-        var writer = TableWriter(format: format, columns: Self.conversionColumns)
+    /// Every conversion `query` selects, oldest first, written into `sink` (made with ``conversionColumns``) and handed
+    /// to `write` a page of `page` rows at a time (by id cursor, so memory stays flat whatever the size; whatever the sink
+    /// wrote before the first row, such as CSV's header, comes first). Ends when the rows end or `write` throws (the
+    /// client went away: no further page is read).
+    public func exportConversions<Sink: TableSink>(_ query: ReportQuery, into sink: Sink, page: Int = 10_000,
+                                                   write: ([UInt8]) async throws -> Void) async throws {
+        var sink = sink
         var after: Int64 = 0
         while true {
             let (sql, arguments) = Self.conversionsPageSQL(query, after: after, limit: page)
             // Each row is written as it is read; the id of the page's last row is the next page's cursor.
-            let read = try await engine.readRows(sql, arguments, reuse: .once, into: ExportPage(writer: writer)) { page, row in
-                page.writer.append(cells: row)
+            let read = try await engine.readRows(sql, arguments, reuse: .once, into: ExportPage(sink: sink)) { page, row in
+                page.sink.append(cells: row)
                 page.count += 1
                 page.lastID = row.withCell(at: 0) { if case .integer(let id) = $0 { id } else { nil } }
             }
-            writer = read.writer
+            sink = read.sink
             let last = read.count == page ? read.lastID : nil
-            if last == nil { writer.finish() }
-            let text = writer.take()
+            if last == nil { sink.finish(extra: []) }
+            let text = sink.take()
             if !text.isEmpty { try await write(text) }
             guard let last else { return }
             after = last
@@ -57,8 +58,8 @@ public struct ReportReader: Sendable {
     }
 
     /// What reading a page of an export gives: its rows written, how many, and the last one's id.
-    private struct ExportPage: Sendable {
-        var writer: TableWriter
+    private struct ExportPage<Sink: TableSink>: Sendable {
+        var sink: Sink
         var count = 0
         var lastID: Int64?
     }
@@ -103,7 +104,7 @@ public struct ReportTable: Sendable {
     }
 
     /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.
-    static func cell(_ value: SQLValue) -> JSONValue {
+    public static func cell(_ value: SQLValue) -> JSONValue {
         switch value {
         case .null: .null
         case .integer(let integer): .number(String(integer))
@@ -114,7 +115,7 @@ public struct ReportTable: Sendable {
     }
 
     /// A double as report text: whole values without a fraction.
-    static func number(_ double: Double) -> String {
+    public static func number(_ double: Double) -> String {
         double == double.rounded() && abs(double) < 1e15 ? String(Int64(double)) : String(double)
     }
 }

@@ -113,7 +113,7 @@ public struct PostbackReconciliation: Sendable {
     /// One row per claimed identifier (in the order given, each once whatever its case) and one per identifier of the
     /// verified postbacks of `adNetwork` received in `from..<to` (of `app` when given) that the list leaves out:
     /// `identifier`, `status`, `postbacks` (stored postbacks it found: SKAdNetwork has one per window), `counted` (of
-    /// those, how many count). The whole table at once, for the CLI; the server streams it (``reconcile(_:adNetwork:app:from:to:format:sizes:write:)``).
+    /// those, how many count). The whole table at once, for the CLI; the server streams it (``reconcile(_:adNetwork:app:from:to:unclaimed:into:sizes:write:)``).
     public func reconcile(identifiers: [String], adNetwork: String?, app: AppID?, from: Date?, to: Date?, unclaimed: UnclaimedScope = .all) async throws -> ReportTable {
         var claimed = ClaimedIdentifiers()
         for identifier in identifiers { claimed.insert(identifier) }
@@ -122,22 +122,24 @@ public struct PostbackReconciliation: Sendable {
         return ReportTable(columns: Self.columns, rows: rows)
     }
 
-    /// The reconciliation of `claimed` written in `format` (``TableWriter``; JSON ends with `counts`, the rows of each
-    /// status) and handed to `write` about `sizes.answer` bytes at a time as the rows are found, so an answer of any
-    /// size is never held whole. Ends when the rows end or `write` throws (the client went away: nothing more is read).
-    public func reconcile(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?, unclaimed: UnclaimedScope = .all,
-                          format: TableWriter.Format, sizes: Sizes = Sizes(), write: ([UInt8]) async throws -> Void) async throws {
-        var writer = TableWriter(format: format, columns: Self.columns)
+    /// The reconciliation of `claimed` written into `sink` (made with ``columns``; a format with room for them ends with
+    /// `counts`, the rows of each status) and handed to `write` about `sizes.answer` bytes at a time as the rows are
+    /// found, so an answer of any size is never held whole. Ends when the rows end or `write` throws (the client went
+    /// away: nothing more is read).
+    public func reconcile<Sink: TableSink>(_ claimed: ClaimedIdentifiers, adNetwork: String?, app: AppID?, from: Date?, to: Date?,
+                                           unclaimed: UnclaimedScope = .all, into sink: Sink, sizes: Sizes = Sizes(),
+                                           write: ([UInt8]) async throws -> Void) async throws {
+        var sink = sink
         var counts: [Status: Int] = [:]
         try await reconcile(claimed, adNetwork: adNetwork, app: app, from: from, to: to, unclaimed: unclaimed, sizes: sizes) { rows in
             for row in rows {
-                writer.append(row)
+                sink.append(row)
                 if case .string(let status) = row[1], let known = Status(rawValue: status) { counts[known, default: 0] += 1 }
-                if writer.bytes.count >= sizes.answer { try await write(writer.take()) }
+                if sink.pendingCount >= sizes.answer { try await write(sink.take()) }
             }
         }
-        writer.finish(extra: [Self.counts(counts)])
-        let rest = writer.take()
+        sink.finish(extra: [Self.counts(counts)])
+        let rest = sink.take()
         if !rest.isEmpty { try await write(rest) }
     }
 

@@ -1,13 +1,15 @@
 import JWS
+import Store
 
-/// The one writer of tables as data, used by every route and command that emits rows: CSV (RFC 4180, with the header
+/// The one writer of tables as data, used by every route and command that emits rows (the store lends them, as a
+/// ``TableSink``): CSV (RFC 4180, with the header
 /// line; a text cell that a spreadsheet would run as a formula is neutralised, ``CSVField``), NDJSON (an object a row)
 /// and JSON (`{"rows": [...]}` with members after the rows). Rows are written one at a time into bytes that the
 /// caller takes as it goes (``take()``), so an export of any size streams in flat memory.
 ///
 /// A cell is a JSON value (reports, listings) or a database value (``append(values:)``, for exports: the same text as
 /// ``ReportTable/cell(_:)`` would give, without making a JSON value of every cell first).
-public struct TableWriter: Sendable {
+public struct TableWriter: TableSink {
     /// What the rows become.
     public enum Format: Sendable {
         case csv, ndjson, json
@@ -19,6 +21,8 @@ public struct TableWriter: Sendable {
     public let columns: [String]
     /// Written and not yet taken.
     public private(set) var bytes: [UInt8] = []
+    /// How many bytes are written and not yet taken.
+    public var pendingCount: Int { bytes.count }
     private var rows = 0
     /// Each column's name as a JSON member's start (`"name":`), made once.
     private let keys: [[UInt8]]
@@ -73,8 +77,8 @@ public struct TableWriter: Sendable {
         append(cells: SQLCells(values: row))
     }
 
-    /// Appends a row as it is read (``DatabaseEngine/readRows(_:_:reuse:into:_:)``), written as ``append(values:)`` writes
-    /// it, its text copied from the database's buffer.
+    /// Appends a row as the store lends it, written as ``append(values:)`` writes it, its text copied from the
+    /// database's buffer.
     public mutating func append(cells row: SQLCells) {
         startRow()
         let csv = format == .csv
