@@ -105,6 +105,16 @@ import TestSupport
         #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now.addingTimeInterval(10)).count == 2)
     }
 
+    /// A claim counts the partner's live claims from an index of them: walking every pending entry instead made
+    /// draining a backlog of N entries cost N² (each claim of a few read the whole backlog).
+    @Test func aClaimCountsTheLiveClaimsWithoutWalkingTheBacklog() async throws {
+        let store = try TestEngine.sqlite.freshStore()
+        defer { store.close() }
+        let plan = try await store.rows("EXPLAIN QUERY PLAN " + ForwardingOutbox.liveClaimsSQL, ["p", 0.0]).map { try $0.get("detail", as: String.self) }
+        #expect(plan.count == 1)
+        #expect(plan.first?.contains("USING INDEX forward_outbox_claimed (partner=? AND claimed_until>?)") == true, "\(plan)")
+    }
+
     @Test(arguments: TestEngine.allCases) func theClaimedBodyIsTheOneReceived(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))

@@ -42,6 +42,7 @@ import TestSupport
         ("v29-source-mappings", "7cebd54f20e374fdd219c06156ad5e24d5f49531aa89a3f0b99a6250cefc13d8"),
         ("v30-exchange-rates-view", "423dcb043c3f6ac2394c0c1399f5b8596635a0981a7d073d6136bb11e82d4261"),
         ("v31-alerts", "c046a4a090f7e04d180f413f5e629e72fbeebd64aa1bcc1be4f52c51bb800f13"),
+        ("v32-forward-outbox-claimed", "3be25c46c20a59f2752e4fc1889b2d2bb8a34086d05d69b734702cfce2586032"),
     ]
     static let postgresChecksums: [(String, String)] = [
         ("v1-countersign", "8e7ae6a4be2d69347cfdd1435f7af5d62c28e6a7681ddc220a5efed440083778"),
@@ -70,6 +71,7 @@ import TestSupport
         ("v24-source-mappings", "54c50d5a7ad858ed953736dc11358bd8ce2747b536899d3e6e89366a576c333c"),
         ("v25-exchange-rates-view", "71229eb499e2435e78b7f1fd50243a6bb036b64cc47787ed32edae52e4be575e"),
         ("v26-alerts", "d088471eca8bb419049ee2fd1fa0bed2d619076d9b7d2f6cc398ef625b8fd1a1"),
+        ("v27-forward-outbox-claimed", "dd4001f57bee7d2dab97513eddb8ec8109c5658c3154441e9b231eda4f41d339"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.

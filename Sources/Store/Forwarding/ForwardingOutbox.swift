@@ -286,8 +286,7 @@ public struct ForwardingOutbox: Sendable {
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
-            let busy = try db.value("SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?",
-                                    [partner, moment], as: Int.self) ?? 0
+            let busy = try db.value(Self.liveClaimsSQL, [partner, moment], as: Int.self) ?? 0
             let elapsed = max(0, moment - (try rule.get("tokens_at", as: Double.self)))
             let tokens = min(max(1, rate), try rule.get("tokens", as: Double.self) + elapsed * rate)
             let wanted = min(limit, concurrency - busy, Int(tokens.rounded(.down)))
@@ -329,6 +328,10 @@ public struct ForwardingOutbox: Sendable {
             throw error
         }
     }
+
+    /// How many of a partner's entries are claimed and not lapsed: read through `forward_outbox_claimed`, the live
+    /// claims alone, whatever the partner's backlog.
+    static let liveClaimsSQL = "SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?"
 
     /// A claimed entry before its body is made, with where its postback came from.
     struct ClaimedEntry {

@@ -918,6 +918,10 @@ enum PostgresMigrations {
             CREATE INDEX alert_outbox_due ON alert_outbox(next_attempt_at) WHERE state = 'pending';
             CREATE INDEX alert_outbox_rule ON alert_outbox(rule, state, id);
             """),
+        // A partner's live claims by when they lapse (as SQLite's v32; issue 48). Frozen text.
+        ("v27-forward-outbox-claimed", """
+            CREATE INDEX forward_outbox_claimed ON forward_outbox(partner, claimed_until) WHERE state = 'pending';
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.

@@ -1057,6 +1057,14 @@ enum SQLiteMigrations {
                 CREATE INDEX alert_outbox_rule ON alert_outbox(rule, state, id);
                 """)
         }
+        migrator.registerMigration("v32-forward-outbox-claimed") { db in
+            // A partner's live claims by when they lapse: what each claim counts against the partner's concurrency
+            // walked every pending entry of the partner before, so draining a backlog cost its square (issue 48).
+            // Frozen text.
+            try db.execute(sql: """
+                CREATE INDEX forward_outbox_claimed ON forward_outbox(partner, claimed_until) WHERE state = 'pending';
+                """)
+        }
         return migrator
     }
 }
