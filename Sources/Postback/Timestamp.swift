@@ -24,7 +24,13 @@ public enum Timestamp {
     /// with or without seconds and fraction, and with `Z`, an offset (`+02:00`, `+0200`) or no zone. Text without a
     /// zone is wall-clock time in `zone` (UTC when nil). Returns nil for anything else, such as `2026-11-01T8:30` or `+2`.
     public static func parse(_ text: String, assuming zone: TimeZone? = nil) -> Date? {
-        var reader = Reader(bytes: Array(text.utf8))
+        var text = text
+        return text.withUTF8 { parse(utf8: $0, assuming: zone) }
+    }
+
+    /// ``parse(_:assuming:)`` over the text's UTF-8, read where it lies.
+    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, assuming zone: TimeZone?) -> Date? {
+        var reader = Reader(bytes: bytes)
         guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
               (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
         var seconds = 0
@@ -40,8 +46,16 @@ public enum Timestamp {
                 if reader.skip(".") {
                     let start = reader.offset
                     while let byte = reader.peek, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { reader.offset += 1 }
-                    guard reader.offset > start, let value = Double("0." + String(decoding: reader.bytes[start..<reader.offset], as: UTF8.self)) else { return nil }
-                    fraction = value
+                    guard reader.offset > start else { return nil }
+                    let digits = UnsafeBufferPointer(rebasing: reader.bytes[start..<reader.offset])
+                    // Up to 15 digits are a whole number a double holds exactly, so one division rounds as `Double`'s
+                    // reading of the text does; longer fractions are read as text.
+                    if digits.count <= 15 {
+                        fraction = Double(digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }) / powersOfTen[digits.count]
+                    } else {
+                        guard let value = Double("0." + String(decoding: digits, as: UTF8.self)) else { return nil }
+                        fraction = value
+                    }
                 }
             }
             if reader.skip("Z") {
@@ -79,9 +93,20 @@ public enum Timestamp {
         }
     }
 
+    /// 10⁰ to 10¹⁵, each exact.
+    private static let powersOfTen: [Double] = {
+        var powers: [Double] = []
+        var power = 1.0
+        for _ in 0...15 {
+            powers.append(power)
+            power *= 10
+        }
+        return powers
+    }()
+
     /// A cursor over the text's bytes.
     private struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var offset = 0
 
         var atEnd: Bool { offset == bytes.count }

@@ -57,20 +57,26 @@ enum DeliveryFactsReader {
     private static func make(ids: Int, withCost: Bool, _ dialect: SQLDialect) -> (sql: String, columns: [String]) {
         let columns = ReportColumns.rows
         let names: [ReportQuery.Dimension] = [.adNetworkName, .campaignName, .adGroupName, .creativeName]
-        var selected: [(expression: String, name: String)] = [
+        let read = [
             "id", "dedup_key", "postback_identifier", "received_at", "estimated_install_at", "time_zone", "protocol", "version", "environment",
             "outcome", "countable", "ad_network_id", "app", "app_name", "source_identifier", "campaign", "ad_group", "creative", "conversion_type",
             "conversion_class", "conversion_window", "did_win", "redownload", "interaction", "fidelity_type", "publisher_item_id", "source_domain",
             "conversion_value_unsigned", "coarse_value_unsigned", "country_code_unsigned", "revenue_min_micros", "revenue_max_micros", "currency",
-        ].map { ("c.\($0)", $0) }
+        ]
+        var selected: [(expression: String, name: String)] = read.map { ("c.\($0)", $0) }
         selected += names.compactMap { dimension in dimension.expression(columns, dialect).map { ($0, dimension.rawValue) } }
         selected += [("coalesce(sm.campaign_id, c.campaign)", "campaign_id"), ("coalesce(sm.ad_group_id, c.ad_group)", "ad_group_id"),
                      ("coalesce(sm.creative_id, c.creative)", "creative_id")]
         if withCost { selected.append((costSQL(dialect), "cost")) }
+        // The claim's rows of the view are made once (MATERIALIZED): a view's column is an expression, which the joins,
+        // the mapping and the cost would otherwise compute again at each use (`estimated_install_at` is a date
+        // function, several microseconds a row in all).
         let sql = """
+            WITH c AS MATERIALIZED (
+                SELECT \((read + ["source_levels"]).joined(separator: ", ")) FROM conversions
+                WHERE id IN (\(Array(repeating: "?", count: ids).joined(separator: ", "))))
             SELECT \(selected.map { "\($0.expression) AS \($0.name)" }.joined(separator: ", "))
-            FROM conversions c\(ReportQuery.Dimension.joins(names, columns))
-            WHERE c.id IN (\(Array(repeating: "?", count: ids).joined(separator: ", ")))
+            FROM c\(ReportQuery.Dimension.joins(names, columns))
             """
         return (sql, selected.map(\.name))
     }
@@ -79,6 +85,8 @@ enum DeliveryFactsReader {
     /// digits) spend on its install day (in the app's zone, as
     /// `cohorts_daily` counts it) over the installs the network claims that day, in whole millionths, from the import in
     /// force, as `<micros>:<currency>`; null without both, or when the day's spend is in more than one currency.
+    /// One currency is `min = max` over currencies none of which is null (a sort for `count(DISTINCT)` cost more than
+    /// the rest of the query); no spend row is no row, so null.
     static func costSQL(_ dialect: SQLDialect) -> String {
         let day = dialect == .postgres
             ? "to_char(c.estimated_install_at::timestamptz AT TIME ZONE c.time_zone, 'YYYY-MM-DD')"
@@ -93,8 +101,7 @@ enum DeliveryFactsReader {
                 SELECT CAST(\(micros) AS TEXT) || ':' || min(s.currency)
                 FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id
                 WHERE s.day = \(day) AND s.app = c.app AND s.ad_network_id = c.ad_network_id AND s.campaign = coalesce(sm.campaign_id, c.campaign, '') AND s.spend_micros IS NOT NULL
-                GROUP BY s.app, s.ad_network_id
-                HAVING count(DISTINCT s.currency) = 1 AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0) END
+                HAVING min(s.currency) = max(s.currency) AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0) END
             """
     }
 

@@ -66,6 +66,8 @@ public struct DeliveryTemplate: Sendable, Equatable {
 
     /// A template may not put a fact under one of Apple's fields, so Apple's fields are never changed.
     static let appleKeys = Set(appleFieldNames)
+    /// Apple's names for the parser, which then shares their strings instead of making one per body.
+    static let appleKeyTable = JSONKeyTable(appleFieldNames)
 
     /// The key every test delivery carries (`true`), beside the `Countersign-Test` header.
     public static let testKey = "countersign-test"
@@ -164,7 +166,7 @@ public struct DeliveryTemplate: Sendable, Equatable {
     public func render(appleBody: [UInt8], facts: DeliveryFacts, test: Bool = false) -> [UInt8] {
         if isOriginal, !test { return appleBody }
         var apple: JSONObject?
-        if appleFields { apple = (try? JSONParser.parse(appleBody))?.object }
+        if appleFields { apple = (try? JSONParser.parse(appleBody, keys: Self.appleKeyTable))?.object }
         // A template never takes one of Apple's documented fields (``parse(_:)`` refuses them), so only a member
         // Apple's documentation does not name can already hold one of its keys: that member stays, the fact is left out.
         let taken = Set(apple?.members.map(\.key).filter { !Self.appleKeys.contains($0) } ?? [])

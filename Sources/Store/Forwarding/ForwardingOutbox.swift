@@ -274,15 +274,13 @@ public struct ForwardingOutbox: Sendable {
     public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
-        // The bodies of an enriched template are made after the claim commits, from one statement of their own: inside
-        // the claim they would hold the rule's row lock (PostgreSQL) or the writer (SQLite) through the facts query.
-        let (entries, template) = try await engine.write { db -> ([ClaimedEntry], String) in
+        let claimed = try await engine.write { db -> Claimed in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
             guard let rule = try db.row("""
                 SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
                 FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
                 """, [partner]) else {
-                return ([], DeliveryTemplate.original)
+                return .made([])
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -301,7 +299,7 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return ([], DeliveryTemplate.original) }
+            guard !claimed.isEmpty else { return .made([]) }
             let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
                 PartnerHeader(stored: name, value: secret)
             } else { nil }
@@ -315,23 +313,39 @@ public struct ForwardingOutbox: Sendable {
                     dedupKey: try row.get("dedup_key"), body: Array(try row.get("body", as: Data.self)), header: header, attempts: try row.get("attempts"),
                     deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID), remoteAddress: try row.get("remote_address"))
             }
-            return (entries, try rule.get("template", as: String.self))
+            let template = try rule.get("template", as: String.self)
+            if template == DeliveryTemplate.original { return .made(entries.map(\.delivery)) }
+            // An enriched template's bodies need a read of the postbacks' facts. SQLite has one writer and no row
+            // locks, so they are made here, in the claim, without a thread hop of their own; a failure undoes the
+            // claim. PostgreSQL makes them after the claim commits, so the rule's row lock is not held through the read.
+            if db.dialect == .sqlite { return .made(try Self.render(db, entries, template: template, test: false)) }
+            return .toRender(entries, template: template)
         }
-        guard template != DeliveryTemplate.original else { return entries.map(\.delivery) }
-        do {
-            return try await render(entries, template: template)
-        } catch {
-            // The claim is given back at once, so the entries are not held until it lapses.
-            _ = try? await engine.write { db in
-                try db.execute("UPDATE forward_outbox SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", [claimID])
+        switch claimed {
+        case .made(let deliveries):
+            return deliveries
+        case .toRender(let entries, let template):
+            do {
+                return try await render(entries, template: template)
+            } catch {
+                // The claim is given back at once, so the entries are not held until it lapses.
+                _ = try? await engine.write { db in
+                    try db.execute("UPDATE forward_outbox SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", [claimID])
+                }
+                throw error
             }
-            throw error
         }
     }
 
     /// How many of a partner's entries are claimed and not lapsed: read through `forward_outbox_claimed`, the live
     /// claims alone, whatever the partner's backlog.
     static let liveClaimsSQL = "SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?"
+
+    /// What a claim's transaction gives: deliveries ready to send, or entries whose template's bodies are made after it.
+    enum Claimed {
+        case made([ForwardDelivery])
+        case toRender([ClaimedEntry], template: String)
+    }
 
     /// A claimed entry before its body is made, with where its postback came from.
     struct ClaimedEntry {
@@ -371,8 +385,10 @@ public struct ForwardingOutbox: Sendable {
 
     /// `entries` with their bodies made by `template` from `facts` and where each came from.
     static func made(_ entries: [ClaimedEntry], template: DeliveryTemplate, facts: [Int64: DeliveryFacts], test: Bool) -> [ForwardDelivery] {
-        entries.map { entry in
-            var fact = facts[entry.delivery.postbackID] ?? .none
+        var facts = facts
+        return entries.map { entry in
+            // Taken out of the dictionary, so adding the address changes it in place instead of copying it.
+            var fact = facts.removeValue(forKey: entry.delivery.postbackID) ?? .none
             fact[.remoteAddress] = entry.remoteAddress.map { .string($0) }
             return entry.delivery.with(body: template.render(appleBody: entry.delivery.body, facts: fact, test: test))
         }

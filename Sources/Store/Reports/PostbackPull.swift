@@ -36,13 +36,13 @@ public struct PostbackPull: Sendable {
             \(whereSQL) ORDER BY c.id LIMIT ?
             """, arguments)
         let ids = try rows.map { try $0.get("id", as: Int64.self) }
-        let facts = template.needsFacts
+        var facts = template.needsFacts
             ? try DeliveryFactsReader.facts(db, ids: ids, withCost: template.usesCost)
             : [:]
         var bodies: [[UInt8]] = []
         bodies.reserveCapacity(rows.count)
         for (row, id) in zip(rows, ids) {
-            var fact = facts[id] ?? .none
+            var fact = facts.removeValue(forKey: id) ?? .none
             fact[.remoteAddress] = try row.get("remote_address", as: String?.self).map { .string($0) }
             let body = try row.get("body", as: Data?.self).map { Array($0) } ?? Array("{}".utf8)
             bodies.append(template.isOriginal ? Self.asObject(body) : template.render(appleBody: body, facts: fact))

@@ -131,13 +131,15 @@ public struct ReportQuery: Sendable, Equatable {
         /// one naming a publisher, then the latest start. Chosen once per row, whatever reads its columns.
         static let mappingJoin: String = {
             let day = "substr(c.estimated_install_at, 1, 10)"
-            return " LEFT JOIN source_mappings sm ON sm.id = (SELECT m.id FROM source_mappings m WHERE m.app = c.app AND m.ad_network_id = c.ad_network_id"
+            // Most apps and networks have no mapping: one probe of the index says so, before the lookup and its sort.
+            return " LEFT JOIN source_mappings sm ON sm.id = CASE WHEN EXISTS (SELECT 1 FROM source_mappings m0 WHERE m0.app = c.app AND m0.ad_network_id = c.ad_network_id)"
+                + " THEN (SELECT m.id FROM source_mappings m WHERE m.app = c.app AND m.ad_network_id = c.ad_network_id"
                 + " AND m.source_identifier IN (c.source_identifier, substr(c.source_identifier, 1, 2), substr(c.source_identifier, 1, 3))"
                 + " AND (m.source_identifier = c.source_identifier OR c.protocol = 'aak' OR c.version LIKE '4.%')"
                 + " AND m.valid_from <= \(day) AND (m.valid_to IS NULL OR m.valid_to >= \(day))"
                 + " AND (m.country IS NULL OR m.country = c.country_code_unsigned)"
                 + " AND (m.publisher IS NULL OR m.publisher = lower(coalesce(CAST(c.publisher_item_id AS TEXT), c.source_domain)))"
-                + " ORDER BY length(m.source_identifier) DESC, m.country IS NULL, m.publisher IS NULL, m.valid_from DESC, m.id DESC LIMIT 1)"
+                + " ORDER BY length(m.source_identifier) DESC, m.country IS NULL, m.publisher IS NULL, m.valid_from DESC, m.id DESC LIMIT 1) END"
         }()
 
         /// `value` at `level` when a mapping names the postback (its own value, else its id, else the digits: never a
