@@ -7,32 +7,25 @@ import Synchronization
 /// with the names in force (as reports find them) and, when a template asks for cost, the imported spend in force.
 enum DeliveryFactsReader {
     /// The facts of each postback in `ids`, by id, read in the caller's session; `withCost` also reads the spend.
+    /// PostgreSQL binds the ids as one array, so the statement is one text whatever their number, prepared once per
+    /// connection (planning it cost more than running it); SQLite keeps each count's statement compiled.
     static func facts(_ db: any SQLSession, ids: [Int64], withCost: Bool) throws -> [Int64: DeliveryFacts] {
         guard !ids.isEmpty else { return [:] }
-        let sql = Self.sql(ids: ids.count, withCost: withCost, db.dialect).sql
+        let (sql, arguments): (String, [any SQLValueConvertible]) = db.dialect == .postgres
+            ? (Self.sql(ids: 0, withCost: withCost, .postgres).sql, [SQLArray(element: .bigint, values: ids.map { .integer($0) })])
+            : (Self.sql(ids: ids.count, withCost: withCost, .sqlite).sql, ids)
         var facts: [Int64: DeliveryFacts] = [:]
         var zones: [String: TimeZone] = [:]
-        for row in try db.rows(sql, ids) {
+        for row in try db.rows(sql, arguments, reuse: db.dialect == .postgres ? .prepared : .cached) {
             let (id, fact) = try Self.fact(row, zones: &zones)
             facts[id] = fact
         }
         return facts
     }
 
-    /// The same facts in one statement on a connection of its own, outside any transaction: what a claim's deliveries
-    /// read after the claim commits, without a transaction's round trips.
-    static func facts(_ engine: any DatabaseEngine, ids: [Int64], withCost: Bool) async throws -> [Int64: DeliveryFacts] {
-        guard !ids.isEmpty else { return [:] }
-        let (sql, columns) = Self.sql(ids: ids.count, withCost: withCost, engine.dialect)
-        let read = try await engine.readRows(sql, ids, reuse: .cached, into: ([Int64: DeliveryFacts](), [String: TimeZone]())) { read, cells in
-            let (id, fact) = try Self.fact(SQLRow(columns: columns, values: cells.values), zones: &read.1)
-            read.0[id] = fact
-        }
-        return read.0
-    }
-
     /// The query over the `conversions` view with the names in force (as reports find them) and, with `withCost`, the
-    /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order.
+    /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order: of `ids`
+    /// placeholders on SQLite, of one array of ids on PostgreSQL.
     static func sql(ids: Int, withCost: Bool, _ dialect: SQLDialect) -> (sql: String, columns: [String]) {
         let key = SQLShape(ids: ids, withCost: withCost, dialect: dialect)
         if let made = made.withLock({ $0[key] }) { return made }
@@ -74,7 +67,7 @@ enum DeliveryFactsReader {
         let sql = """
             WITH c AS MATERIALIZED (
                 SELECT \((read + ["source_levels"]).joined(separator: ", ")) FROM conversions
-                WHERE id IN (\(Array(repeating: "?", count: ids).joined(separator: ", "))))
+                WHERE \(dialect == .postgres ? "id = ANY(?::bigint[])" : "id IN (\(Array(repeating: "?", count: ids).joined(separator: ", ")))"))
             SELECT \(selected.map { "\($0.expression) AS \($0.name)" }.joined(separator: ", "))
             FROM c\(ReportQuery.Dimension.joins(names, columns))
             """

@@ -2,45 +2,6 @@ import Foundation
 import JWS
 import Postback
 
-/// One outbox entry claimed for one delivery attempt: the body its rule's template made, the idempotency key, the
-/// partner's header, and the claim that alone may record the outcome.
-public struct ForwardDelivery: Sendable, Equatable {
-    /// The entry's id.
-    public let id: Int64
-    /// The rule (partner) it is for, and where it goes.
-    public let partner: String
-    public let url: String
-    /// How long the attempt may take.
-    public let timeout: TimeInterval
-    /// The stored postback's id and dedup key (sent as the idempotency key, the same on every attempt).
-    public let postbackID: Int64
-    public let dedupKey: String
-    /// What is sent: the body exactly as the device sent it (`original`), or as the rule's template made it.
-    public let body: [UInt8]
-    /// The partner's header and secret, when the rule sends one.
-    public let header: PartnerHeader?
-    /// Attempts made before this one.
-    public let attempts: Int
-    /// Retried until this moment, then dead.
-    public let deadline: Date
-    /// The claim this attempt holds.
-    public let claimID: String
-
-    /// The same delivery with another body.
-    func with(body: [UInt8]) -> ForwardDelivery {
-        ForwardDelivery(id: id, partner: partner, url: url, timeout: timeout, postbackID: postbackID, dedupKey: dedupKey, body: body, header: header,
-                        attempts: attempts, deadline: deadline, claimID: claimID)
-    }
-}
-
-/// The state of an outbox entry an operator sees.
-public enum ForwardEntryState: String, Sendable, CaseIterable {
-    /// Waiting for its next attempt (or being delivered, when `claimed_until` is in the future).
-    case pending
-    /// Retried until its deadline without success; kept until `forward retry`.
-    case dead
-}
-
 /// Forwarding: the rules, the outbox that is written in the same transaction as each postback it relays, claims with
 /// leases and per-partner limits shared by every receiver, and what operators read and retry.
 public struct ForwardingOutbox: Sendable {
@@ -274,13 +235,17 @@ public struct ForwardingOutbox: Sendable {
     public func claim(partner: String, limit: Int, now: Date) async throws -> [ForwardDelivery] {
         let claimID = UUID().uuidString
         let moment = now.timeIntervalSince1970
-        let claimed = try await engine.write { db -> Claimed in
+        // An enriched template's bodies need a read of the postbacks' facts, made here, in the claim: one statement
+        // in the claim's transaction, without a thread hop or a transaction of its own. A failure undoes the claim.
+        // On PostgreSQL the rule's row stays locked through it, so receivers claiming for the same partner wait about
+        // a millisecond more each.
+        return try await engine.write { db -> [ForwardDelivery] in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
             guard let rule = try db.row("""
                 SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
                 FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
                 """, [partner]) else {
-                return .made([])
+                return []
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -299,7 +264,7 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return .made([]) }
+            guard !claimed.isEmpty else { return [] }
             let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
                 PartnerHeader(stored: name, value: secret)
             } else { nil }
@@ -314,38 +279,14 @@ public struct ForwardingOutbox: Sendable {
                     deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID), remoteAddress: try row.get("remote_address"))
             }
             let template = try rule.get("template", as: String.self)
-            if template == DeliveryTemplate.original { return .made(entries.map(\.delivery)) }
-            // An enriched template's bodies need a read of the postbacks' facts. SQLite has one writer and no row
-            // locks, so they are made here, in the claim, without a thread hop of their own; a failure undoes the
-            // claim. PostgreSQL makes them after the claim commits, so the rule's row lock is not held through the read.
-            if db.dialect == .sqlite { return .made(try Self.render(db, entries, template: template, test: false)) }
-            return .toRender(entries, template: template)
-        }
-        switch claimed {
-        case .made(let deliveries):
-            return deliveries
-        case .toRender(let entries, let template):
-            do {
-                return try await render(entries, template: template)
-            } catch {
-                // The claim is given back at once, so the entries are not held until it lapses.
-                _ = try? await engine.write { db in
-                    try db.execute("UPDATE forward_outbox SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", [claimID])
-                }
-                throw error
-            }
+            if template == DeliveryTemplate.original { return entries.map(\.delivery) }
+            return try Self.render(db, entries, template: template, test: false)
         }
     }
 
     /// How many of a partner's entries are claimed and not lapsed: read through `forward_outbox_claimed`, the live
     /// claims alone, whatever the partner's backlog.
     static let liveClaimsSQL = "SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?"
-
-    /// What a claim's transaction gives: deliveries ready to send, or entries whose template's bodies are made after it.
-    enum Claimed {
-        case made([ForwardDelivery])
-        case toRender([ClaimedEntry], template: String)
-    }
 
     /// A claimed entry before its body is made, with where its postback came from.
     struct ClaimedEntry {
@@ -361,20 +302,9 @@ public struct ForwardingOutbox: Sendable {
         return PartnerHeader(stored: name, value: try row.get("value", as: String.self))
     }
 
-    /// The claimed deliveries with their bodies made by the template `name`: a shipped template is at hand, a network's
-    /// is read (its parse is cached per revision); the postbacks' facts, cost included, are one statement outside any
-    /// transaction (``DeliveryFactsReader/facts(_:ids:withCost:)-(DatabaseEngine,_,_)``).
-    func render(_ entries: [ClaimedEntry], template name: String) async throws -> [ForwardDelivery] {
-        var template = DeliveryTemplateStore.shipped.first { $0.name == name }
-        if template == nil { template = try await engine.read { db in try DeliveryTemplateStore.load(db, name: name) } }
-        let chosen = template ?? DeliveryTemplate.originalTemplate
-        let facts = chosen.needsFacts
-            ? try await DeliveryFactsReader.facts(engine, ids: entries.map(\.delivery.postbackID), withCost: chosen.usesCost) : [:]
-        return Self.made(entries, template: chosen, facts: facts, test: false)
-    }
-
-    /// The deliveries with their bodies made by `template`, in the caller's session, as ``render(_:template:)`` makes
-    /// them; for test deliveries, which `original` marks too. A rule names only templates that exist (removing one that
+    /// The deliveries with their bodies made by the template `name` (a shipped one is at hand, a network's is read, its
+    /// parse cached per revision) from the postbacks' facts, cost included, read in the caller's session: for claims,
+    /// and for test deliveries, which `original` marks too. A rule names only templates that exist (removing one that
     /// rules name is refused).
     static func render(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String, test: Bool) throws -> [ForwardDelivery] {
         guard !entries.isEmpty else { return [] }
