@@ -34,9 +34,15 @@ func openStore(_ text: String) throws -> StoreDatabase {
     return store
 }
 
-guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate", "fsync"].contains(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS] | fsync DIRECTORY SECONDS\n".utf8))
+guard arguments.count >= 2, ["verify", "count", "threads", "bulk", "store", "roundtrip", "rate", "fsync", "sink"].contains(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: countersign-bench verify [SECONDS] | count aak|skan|bare ITERATIONS | threads N | bulk DATABASE ROWS | store DATABASE POSTBACKS [BATCH] | count store|prepare BATCHES SCHEMA | count decode ITERATIONS SCHEMA | roundtrip DATABASE | rate URL FILE PER_SECOND SECONDS [FIRST_LINE] [CONNECTIONS] | fsync DIRECTORY SECONDS | sink\n".utf8))
     exit(2)
+}
+
+if arguments[1] == "sink" {
+    // A partner that answers every request 200 (PartnerSink), for scripts/bench-forward; prints its port.
+    try PartnerSink().run()
+    exit(0)
 }
 
 if arguments[1] == "rate" {
