@@ -105,14 +105,19 @@ import TestSupport
         #expect(try await store.forwarding.claim(partner: "slow", limit: 10, now: now.addingTimeInterval(10)).count == 2)
     }
 
-    /// A claim counts the partner's live claims from an index of them: walking every pending entry instead made
-    /// draining a backlog of N entries cost N² (each claim of a few read the whole backlog).
+    /// A claim counts the partner's live claims from an index of them and reads the entries it took by id: walking every
+    /// pending entry, or every entry for the claim's id, made draining a backlog of N entries cost N² (each claim of a
+    /// few read the whole backlog).
     @Test func aClaimCountsTheLiveClaimsWithoutWalkingTheBacklog() async throws {
         let store = try TestEngine.sqlite.freshStore()
         defer { store.close() }
         let plan = try await store.rows("EXPLAIN QUERY PLAN " + ForwardingOutbox.liveClaimsSQL, ["p", 0.0]).map { try $0.get("detail", as: String.self) }
         #expect(plan.count == 1)
         #expect(plan.first?.contains("USING INDEX forward_outbox_claimed (partner=? AND claimed_until>?)") == true, "\(plan)")
+        // The entries it took are then found by id, not by the claim's id (which no index holds).
+        let entries = try await store.rows("EXPLAIN QUERY PLAN " + ForwardingOutbox.claimedEntriesSQL(count: 2), [1, 2]).map { try $0.get("detail", as: String.self) }
+        #expect(entries.contains { $0.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)") }, "\(entries)")
+        #expect(!entries.contains { $0.hasPrefix("SCAN") }, "\(entries)")
     }
 
     @Test(arguments: TestEngine.allCases) func theClaimedBodyIsTheOneReceived(engine: TestEngine) async throws {

@@ -2,13 +2,14 @@ import JWS
 import Store
 
 /// The one writer of tables as data, used by every route and command that emits rows (the store lends them, as a
-/// ``TableSink``): CSV (RFC 4180, with the header
-/// line; a text cell that a spreadsheet would run as a formula is neutralised, ``CSVField``), NDJSON (an object a row)
-/// and JSON (`{"rows": [...]}` with members after the rows). Rows are written one at a time into bytes that the
-/// caller takes as it goes (``take()``), so an export of any size streams in flat memory.
+/// ``TableSink``): CSV (RFC 4180, with the header line; a text cell that a spreadsheet would run as a formula is
+/// neutralised, ``CSVField``), NDJSON (an object a row) and JSON (`{"rows": [...]}` with members after the rows). Rows
+/// are written one at a time into bytes that the caller takes as it goes (``take()``), so an export of any size
+/// streams in flat memory.
 ///
-/// A cell is a JSON value (reports, listings) or a database value (``append(values:)``, for exports: the same text as
-/// ``ReportTable/cell(_:)`` would give, without making a JSON value of every cell first).
+/// A cell is a JSON value (reports, listings) or a database value (``append(cells:)`` as the store lends it, for
+/// exports; ``append(values:)``: the same text as ``ReportTable/cell(_:)`` would give, without making a JSON value of
+/// every cell first).
 public struct TableWriter: TableSink {
     /// What the rows become.
     public enum Format: Sendable {

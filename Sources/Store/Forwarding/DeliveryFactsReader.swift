@@ -16,12 +16,18 @@ enum DeliveryFactsReader {
             : (Self.sql(ids: ids.count, withCost: withCost, .sqlite).sql, ids)
         var facts: [Int64: DeliveryFacts] = [:]
         var zones: [String: TimeZone] = [:]
-        for row in try db.rows(sql, arguments, reuse: db.dialect == .postgres ? .prepared : .cached) {
+        // SQLite keeps a claim's few shapes compiled; a pull's pages (up to thousands of ids) are compiled for the call.
+        let reuse: StatementReuse = db.dialect == .postgres ? .prepared : ids.count <= Self.cachedShapes ? .cached : .once
+        for row in try db.rows(sql, arguments, reuse: reuse) {
             let (id, fact) = try Self.fact(row, zones: &zones)
             facts[id] = fact
         }
         return facts
     }
+
+    /// The most ids whose SQLite statement each connection keeps compiled: a claim's (a rule's concurrency is at most
+    /// this, ``ForwardRule``), not a pull page's.
+    static let cachedShapes = 256
 
     /// The query over the `conversions` view with the names in force (as reports find them) and, with `withCost`, the
     /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order: of `ids`
@@ -79,7 +85,8 @@ enum DeliveryFactsReader {
     /// `cohorts_daily` counts it) over the installs the network claims that day, in whole millionths, from the import in
     /// force, as `<micros>:<currency>`; null without both, or when the day's spend is in more than one currency.
     /// One currency is `min = max` over currencies none of which is null (a sort for `count(DISTINCT)` cost more than
-    /// the rest of the query); no spend row is no row, so null.
+    /// the rest of the query); an aggregate without `GROUP BY` is one row, null without spend (no `HAVING` without
+    /// `GROUP BY`, which SQLite before 3.39 refuses).
     static func costSQL(_ dialect: SQLDialect) -> String {
         let day = dialect == .postgres
             ? "to_char(c.estimated_install_at::timestamptz AT TIME ZONE c.time_zone, 'YYYY-MM-DD')"
@@ -91,10 +98,10 @@ enum DeliveryFactsReader {
             : "(sum(s.spend_micros) + sum(s.claimed_installs) / 2) / sum(s.claimed_installs)"
         return """
             CASE WHEN c.conversion_class = 'install' AND c.did_win = 1 AND c.conversion_window = 0 AND c.estimated_install_at IS NOT NULL THEN (
-                SELECT CAST(\(micros) AS TEXT) || ':' || min(s.currency)
+                SELECT CASE WHEN min(s.currency) = max(s.currency) AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0
+                            THEN CAST(\(micros) AS TEXT) || ':' || min(s.currency) END
                 FROM spend s JOIN spend_current sc ON sc.day = s.day AND sc.app = s.app AND sc.ad_network_id = s.ad_network_id AND sc.import_id = s.import_id
-                WHERE s.day = \(day) AND s.app = c.app AND s.ad_network_id = c.ad_network_id AND s.campaign = coalesce(sm.campaign_id, c.campaign, '') AND s.spend_micros IS NOT NULL
-                HAVING min(s.currency) = max(s.currency) AND count(s.currency) = count(*) AND sum(s.claimed_installs) > 0) END
+                WHERE s.day = \(day) AND s.app = c.app AND s.ad_network_id = c.ad_network_id AND s.campaign = coalesce(sm.campaign_id, c.campaign, '') AND s.spend_micros IS NOT NULL) END
             """
     }
 

@@ -104,7 +104,7 @@ public struct ReportTable: Sendable {
     }
 
     /// A database value as a JSON cell: integers and whole doubles as integers, blobs as base64.
-    public static func cell(_ value: SQLValue) -> JSONValue {
+    static func cell(_ value: SQLValue) -> JSONValue {
         switch value {
         case .null: .null
         case .integer(let integer): .number(String(integer))
