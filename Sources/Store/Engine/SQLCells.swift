@@ -118,7 +118,7 @@ public struct SQLCells {
 }
 
 extension SQLCells {
-    /// The row's cells as values, made one row at a time (a performance group's or a delivery's few dozen cells).
+    /// The row's cells as values, made one row at a time (a performance group's few dozen cells).
     var values: [SQLValue] {
         var values: [SQLValue] = []
         values.reserveCapacity(count)
