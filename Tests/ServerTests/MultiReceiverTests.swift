@@ -156,6 +156,31 @@ final class OutputBuffer: @unchecked Sendable {
         #expect(try await store.scalar("SELECT count(*) FROM attribution_records", as: Int.self) == tokens.count)
     }
 
+    /// A receiver whose PostgreSQL server dies under load stops on SIGTERM well within the 30 s an orchestrator
+    /// usually grants (found when one took 30.7 s: each step of its shutdown waited five seconds for a connection).
+    /// On a server of its own, since it kills the server.
+    @Test func aReceiverWhoseDatabaseDiedStopsPromptly() async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.remove() }
+        let database = try TestPostgres.createDatabase(on: cluster.server)
+        let work = Checkout.temporaryDirectory()
+        _ = try await countersign(["keys", "generate", "--out", work + "/key"])
+        // A rule, so the forwarder is at work too when the server goes.
+        #expect(try await countersign(["forward", "set", "partner", "--url", "http://127.0.0.1:9/postbacks", "--database", database]).status == 0)
+        let receiver = try ReceiverProcess(database: database, extraArguments: ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"])
+        let simulator = Process()
+        simulator.executableURL = URL(fileURLWithPath: Checkout.binary)
+        simulator.arguments = ["simulate", "--count", "100000", "--concurrency", "8", "--url", receiver.url, "--signing-key", work + "/key/private-key.pem",
+                               "--ack-log", work + "/acks"]
+        simulator.standardOutput = FileHandle.nullDevice
+        simulator.standardError = FileHandle.nullDevice
+        try simulator.run()
+        defer { simulator.terminate() }
+        #expect(await eventually(within: 60) { (FileManager.default.contents(atPath: work + "/acks")?.count ?? 0) > 2000 }, "nothing was acknowledged")
+        cluster.remove()
+        receiver.stop(SIGTERM, within: 20)
+    }
+
     /// On a PostgreSQL server of its own, since it stops and starts the server while other tests run.
     @Test func aKilledReceiverAndARestartedDatabaseLoseNothingAcknowledged() async throws {
         let cluster = try PostgresCluster()

@@ -72,6 +72,40 @@ import TestSupport
         #expect(try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 } == 1)
     }
 
+    /// A server that is down is told from a pool that is full (found when a receiver whose server was killed logged
+    /// "all 10 PostgreSQL connections stayed busy" for every request and took 30.7 s to stop on SIGTERM): a wait for a
+    /// connection that ends while the pool holds fewer than its most is `unreachable`, for transactions and for reads,
+    /// and once the server is back the store works again by itself.
+    @Test func aServerThatIsDownIsToldFromAFullPool() async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.remove() }
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestPostgres.createDatabase(on: cluster.server)), poolSize: 2,
+                                                     connectTimeout: 1))
+        defer { store.close() }
+        #expect(try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } == 1)
+        try cluster.stop()
+        for _ in 0..<2 {
+            let failure = #expect(throws: PostgresEngineError.self) { try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } }
+            guard case .unreachable? = failure else { Issue.record("\(String(describing: failure))"); return }
+        }
+        let read = await #expect(throws: PostgresEngineError.self) {
+            _ = try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 }
+        }
+        guard case .unreachable? = read else { Issue.record("\(String(describing: read))"); return }
+        try cluster.start()
+        #expect(await eventually(within: 60) { (try? store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) }) == 2 })
+    }
+
+    /// A pool whose every connection is in use still says so, with the server up.
+    @Test func aFullPoolIsToldFromAServerThatIsDown() throws {
+        let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestEngine.postgres.freshDatabase()), poolSize: 1, connectTimeout: 1))
+        defer { store.close() }
+        let failure = #expect(throws: PostgresEngineError.self) {
+            try store.engine.transaction { _ in try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } }
+        }
+        guard case .poolExhausted(1)? = failure else { Issue.record("\(String(describing: failure))"); return }
+    }
+
     /// A statement written to a connection the server has already closed (found under "PostgreSQL restarted under
     /// load": the server ended a receiver's connection between `BEGIN` and the catalogue check, PostgresNIO never
     /// answered the check, and the commit thread, then the receiver's shutdown, waited out the 35 s answer limit).

@@ -18,22 +18,24 @@ final class ConnectionLease: @unchecked Sendable {
     /// The leased connection.
     private(set) var connection: PostgresConnection!
 
-    /// Waits up to `seconds` for a connection, asked for once the client runs (`started`); past that the lease is
-    /// abandoned and ``PostgresEngineError/poolExhausted(_:)`` thrown.
-    init(client: PostgresClient, started: StopSignal, within seconds: TimeInterval, maximumConnections: Int) throws {
+    /// Waits up to `seconds` for a connection (less while PostgreSQL is unreachable, ``PoolUse``), asked for once the
+    /// client runs (`started`); past that the lease is abandoned and ``PoolUse/gaveNothing(within:)`` says why.
+    init(client: PostgresClient, started: StopSignal, within seconds: TimeInterval, use: PoolUse) throws {
         // High priority: a commit thread waits for this task, and under load the cooperative pool is full of requests.
         let task = Task(priority: .high) { [state, arrived] in
             do {
                 // A lease asked for before `run()` would wait all the same, with a warning from the client.
                 await started.wait()
                 try await client.withConnection { connection in
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let handed = state.withLockedValue { state -> Bool in
-                            guard case .waiting = state else { return false }
-                            state = .leased(connection, continuation)
-                            return true
+                    await use.holding {
+                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                            let handed = state.withLockedValue { state -> Bool in
+                                guard case .waiting = state else { return false }
+                                state = .leased(connection, continuation)
+                                return true
+                            }
+                            if handed { arrived.signal() } else { continuation.resume() }
                         }
-                        if handed { arrived.signal() } else { continuation.resume() }
                     }
                 }
             } catch {
@@ -45,7 +47,8 @@ final class ConnectionLease: @unchecked Sendable {
                 if told { arrived.signal() }
             }
         }
-        if arrived.wait(timeout: .now() + seconds) == .timedOut {
+        let wait = use.wait(normally: seconds)
+        if arrived.wait(timeout: .now() + wait) == .timedOut {
             let gaveUp = state.withLockedValue { state -> Bool in
                 guard case .waiting = state else { return false }
                 state = .abandoned
@@ -53,7 +56,7 @@ final class ConnectionLease: @unchecked Sendable {
             }
             if gaveUp {
                 task.cancel()
-                throw PostgresEngineError.poolExhausted(maximumConnections)
+                throw use.gaveNothing(within: wait)
             }
             arrived.wait()
         }

@@ -22,7 +22,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let migrationConfiguration: PostgresConnection.Configuration
     private let leaseTimeout: TimeInterval
     private let answerTimeout: TimeInterval
-    private let maximumConnections: Int
+    /// The connections held, and whether PostgreSQL was last found unreachable.
+    private let use: PoolUse
     private let logger: Logger
     private let stop = StopSignal()
     /// Fired as ``run()`` starts the client, which warns of a lease asked for before.
@@ -56,7 +57,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         direct.options.additionalStartupParameters = startup
         self.client = PostgresClient(configuration: client, backgroundLogger: logger)
         migrationConfiguration = direct
-        self.maximumConnections = client.options.maximumConnections
+        use = PoolUse(maximumConnections: client.options.maximumConnections)
         leaseTimeout = max(connectTimeout, 1)
         answerTimeout = statementTimeout + Self.answerGrace
         self.logger = logger
@@ -147,7 +148,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// A lane that keeps one leased connection between its transactions, for a commit thread; with fewer than four
     /// connections (sized when PostgreSQL had two commit threads, and kept: three left for reports, folds and
     /// readiness) the commit thread leases per transaction, so those still get one.
-    func lane() -> any TransactionLane { maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
+    func lane() -> any TransactionLane { use.maximumConnections >= 4 ? PostgresLane(engine: self) : EngineLane(engine: self) }
 
     /// The connection closed before the server answered `BEGIN`: nothing ran, so the transaction can run on another
     /// connection. (The pool can hand out a connection the server has just ended, before it sees the close.)
@@ -179,8 +180,8 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
 
     /// Reads the rows of `sql` as postgres-nio's row sequence delivers them (it reads ahead a bounded number of rows and
     /// waits for the reader), on a connection leased for this query alone: the store's blocking threads take no part.
-    /// The lease and the whole read must end within the engine's limits (the lease wait, then the server's
-    /// `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
+    /// The lease and the whole read must end within the engine's limits (the lease wait, shorter while PostgreSQL is
+    /// unreachable, ``PoolUse``; then the server's `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
     /// closed, which ends the query with an error, and the client opens another; a lease not yet given is given up.
     /// A statement whose connection ended before the server answered it runs again on another connection (up to three
     /// times): `sql` must be a read.
@@ -190,8 +191,11 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         await started.wait()
         if stop.isFired { throw PostgresEngineError.closed }
         let query = PostgresSession.query(sql, arguments)
-        let (client, logger, limit, maximumConnections) = (self.client, self.logger, leaseTimeout + answerTimeout, self.maximumConnections)
+        let (client, logger, use, answerTimeout) = (self.client, self.logger, self.use, self.answerTimeout)
+        let leaseWait = use.wait(normally: leaseTimeout)
         let leased = NIOLockedValueBox<PostgresConnection?>(nil)
+        // Whether the client gave a connection at all.
+        let given = NIOLockedValueBox(false)
         return try await withThrowingTaskGroup(of: State?.self) { group in
             group.addTask {
                 try await withTaskCancellationHandler {
@@ -200,8 +204,9 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                     var attempt = 1
                     while true {
                         do {
-                            return try await client.withConnection { connection in
+                            return try await client.withConnection { connection in try await use.holding {
                                 leased.withLockedValue { $0 = connection }
+                                given.withLockedValue { $0 = true }
                                 do {
                                     var state = state
                                     var count: Int?
@@ -221,7 +226,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                                     }
                                     throw error
                                 }
-                            }
+                            } }
                         } catch PostgresEngineError.connectionLost(let lost) where lost == sql && attempt < 3 && !Task.isCancelled {
                             leased.withLockedValue { $0 = nil }
                             attempt += 1
@@ -233,14 +238,15 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
                 }
             }
             group.addTask {
-                try await Task.sleep(for: .seconds(limit))
+                // The wait for a connection, then for the query from there.
+                try await Task.sleep(for: .seconds(leaseWait))
+                if given.withLockedValue({ $0 }) { try await Task.sleep(for: .seconds(answerTimeout)) }
                 return nil
             }
             defer { group.cancelAll() }
             guard case let state?? = try await group.next() else {
                 // The time ran out: cancelling the read (the deferred `cancelAll`) closes its connection.
-                let hadConnection = leased.withLockedValue { $0 != nil }
-                throw hadConnection ? PostgresEngineError.noAnswer(sql, limit) : PostgresEngineError.poolExhausted(maximumConnections)
+                throw given.withLockedValue { $0 } ? PostgresEngineError.noAnswer(sql, leaseWait + answerTimeout) : use.gaveNothing(within: leaseWait)
             }
             return state
         }
@@ -278,7 +284,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// A connection leased from the client.
     func newLease() throws -> ConnectionLease {
         if stop.isFired { throw PostgresEngineError.closed }
-        return try ConnectionLease(client: client, started: started, within: leaseTimeout, maximumConnections: maximumConnections)
+        return try ConnectionLease(client: client, started: started, within: leaseTimeout, use: use)
     }
 
     /// Runs `body` on the leased connection; closes the connection after an error it cannot vouch for.
