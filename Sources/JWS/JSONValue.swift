@@ -129,29 +129,32 @@ public enum JSONValue: Sendable, Equatable {
         output += String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `value` as a JSON string literal, in UTF-8. Only ASCII bytes are escaped, and no byte of a multi-byte
-    /// UTF-8 sequence is ASCII, so escaping byte by byte is escaping scalar by scalar.
+    /// Appends `value` as a JSON string literal, in UTF-8.
     public static func writeString(_ value: String, into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { bytes in
-            var start = 0
-            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                output.append(contentsOf: bytes[start..<index])
-                start = index + 1
-                output.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
-                case UInt8(ascii: "\n"): output.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): output.append(UInt8(ascii: "r"))
-                case UInt8(ascii: "\t"): output.append(UInt8(ascii: "t"))
-                default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                }
+        value.withUTF8 { writeString(utf8: $0, into: &output) }
+    }
+
+    /// Appends the text whose valid UTF-8 is `bytes` as a JSON string literal. Only ASCII bytes are escaped, and no
+    /// byte of a multi-byte UTF-8 sequence is ASCII, so escaping byte by byte is escaping scalar by scalar.
+    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            output.append(contentsOf: bytes[start..<index])
+            start = index + 1
+            output.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): output.append(byte)
+            case UInt8(ascii: "\n"): output.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): output.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): output.append(UInt8(ascii: "t"))
+            default:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
             }
-            output.append(contentsOf: bytes[start...])
         }
+        output.append(contentsOf: bytes[start...])
         output.append(UInt8(ascii: "\""))
     }
 }

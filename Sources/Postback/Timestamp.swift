@@ -29,7 +29,7 @@ public enum Timestamp {
     }
 
     /// ``parse(_:assuming:)`` over the text's UTF-8, read where it lies.
-    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, assuming zone: TimeZone?) -> Date? {
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, assuming zone: TimeZone? = nil) -> Date? {
         var reader = Reader(bytes: bytes)
         guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
               (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }

@@ -122,15 +122,29 @@ extension SQLCells {
     var values: [SQLValue] {
         var values: [SQLValue] = []
         values.reserveCapacity(count)
-        forEachCell { cell in
-            switch cell {
-            case .null: values.append(.null)
-            case .integer(let integer): values.append(.integer(integer))
-            case .real(let real): values.append(.real(real))
-            case .text(let text): values.append(.text(String(decoding: text, as: UTF8.self)))
-            case .blob(let blob): values.append(.blob([UInt8](blob)))
-            }
-        }
+        forEachCell { values.append($0.value) }
         return values
+    }
+}
+
+extension SQLCell {
+    /// The cell as a value of its own.
+    var value: SQLValue {
+        switch self {
+        case .null: .null
+        case .integer(let integer): .integer(integer)
+        case .real(let real): .real(real)
+        case .text(let text): .text(String(decoding: text, as: UTF8.self))
+        case .blob(let blob): .blob([UInt8](blob))
+        }
+    }
+
+    /// The cell as a whole number, as `Int64(sqlValue:)` reads one (an integer, or a real without a fraction).
+    var wholeNumber: Int64? {
+        switch self {
+        case .integer(let integer): integer
+        case .real(let real): Int64(sqlValue: .real(real))
+        default: nil
+        }
     }
 }

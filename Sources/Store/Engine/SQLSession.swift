@@ -18,6 +18,9 @@ public protocol SQLSession {
     /// waiting, so its answer arrives with the next statement's and a transaction waits once for both; SQLite, which
     /// has no round trip to save, runs it now. Call the result for the rows (it waits if nothing was answered since).
     func rowsAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> [SQLRow]
+    /// Runs a query and hands each row's cells to `row`, lent for the call: SQLite's as it steps to the row, without
+    /// making a value of any cell; PostgreSQL's once its answer is read.
+    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, _ row: (SQLCells) throws -> Void) throws
 }
 
 /// How long a statement's compiled form is kept, by how often its text is run.

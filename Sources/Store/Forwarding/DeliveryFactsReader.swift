@@ -15,10 +15,11 @@ enum DeliveryFactsReader {
             ? (Self.sql(ids: 0, withCost: withCost, .postgres).sql, [SQLArray(element: .bigint, values: ids.map { .integer($0) })])
             : (Self.sql(ids: ids.count, withCost: withCost, .sqlite).sql, ids)
         var facts: [Int64: DeliveryFacts] = [:]
+        facts.reserveCapacity(ids.count)
         var zones: [String: TimeZone] = [:]
         // SQLite keeps a claim's few shapes compiled; a pull's pages (up to thousands of ids) are compiled for the call.
         let reuse: StatementReuse = db.dialect == .postgres ? .prepared : ids.count <= Self.cachedShapes ? .cached : .once
-        for row in try db.rows(sql, arguments, reuse: reuse) {
+        try db.forEachRow(sql, arguments, reuse: reuse) { row in
             let (id, fact) = try Self.fact(row, zones: &zones)
             facts[id] = fact
         }
@@ -134,52 +135,70 @@ enum DeliveryFactsReader {
         (place("id"), place("received_at"), place("estimated_install_at"), place("time_zone"), place("interaction"), place("revenue_min_micros"),
          place("revenue_max_micros"), place("cost"))
 
-    /// One row's postback id and facts; `zones` keeps the zones met so far.
-    static func fact(_ row: SQLRow, zones: inout [String: TimeZone]) throws -> (Int64, DeliveryFacts) {
-        let cells = row.values
-        func cell(_ place: Int) -> SQLValue { place < cells.count ? cells[place] : .null }
-        var fact = DeliveryFacts.none
+    /// One row's postback id and facts, written from its cells as the JSON text bodies send; `zones` keeps the zones
+    /// met so far.
+    static func fact(_ row: SQLCells, zones: inout [String: TimeZone]) throws -> (Int64, DeliveryFacts) {
+        func cell<T>(_ place: Int, _ body: (SQLCell) throws -> T) rethrows -> T {
+            place < row.count ? try row.withCell(at: place, body) : try body(.null)
+        }
+        var fact = DeliveryFacts(capacity: 1024)
         for (place, reading) in readings {
-            switch (reading, cell(place)) {
-            case (_, .null): continue
-            case (.text(let field), .text(let value)): fact[place: field] = .string(value)
-            case (.integer(let field), let value): if let number = Int64(sqlValue: value) { fact[place: field] = .number(String(number)) }
-            case (.flag(let field), let value): if let number = Int64(sqlValue: value) { fact[place: field] = .bool(number != 0) }
-            default: throw SQLValueMismatch(column: "#\(place)", found: cell(place), expected: "text")
+            try cell(place) { value in
+                switch (reading, value) {
+                case (_, .null): return
+                case (.text(let field), .text(let text)): fact.write(at: field) { JSONValue.writeString(utf8: text, into: &$0) }
+                case (.integer(let field), _): if let number = value.wholeNumber { fact.write(at: field) { $0.append(contentsOf: String(number).utf8) } }
+                case (.flag(let field), _): if let number = value.wholeNumber { fact.write(at: field) { $0.append(contentsOf: (number != 0 ? "true" : "false").utf8) } }
+                default: throw SQLValueMismatch(column: "#\(place)", found: value.value, expected: "text")
+                }
             }
         }
-        let receivedAt = try String(sqlValue: cell(receivedPlace)).orThrow(column: "received_at", found: cell(receivedPlace))
-        fact[.receivedAt] = .string(receivedAt)
-        if let moment = Timestamp.parse(receivedAt) {
+        try cell(receivedPlace) { value in
+            guard case .text(let text) = value else { throw SQLValueMismatch(column: "received_at", found: value.value, expected: "text") }
+            fact.write(at: DeliveryField.receivedAt.place) { JSONValue.writeString(utf8: text, into: &$0) }
+            guard let moment = Timestamp.parse(utf8: text) else { return }
             let milliseconds = Int64((moment.timeIntervalSince1970 * 1000).rounded())
-            fact[.receivedAtUnix] = .number(String(milliseconds / 1000))
-            fact[.receivedAtUnixMilliseconds] = .number(String(milliseconds))
+            fact.write(at: DeliveryField.receivedAtUnix.place) { $0.append(contentsOf: String(milliseconds / 1000).utf8) }
+            fact.write(at: DeliveryField.receivedAtUnixMilliseconds.place) { $0.append(contentsOf: String(milliseconds).utf8) }
         }
-        if case .text(let estimated) = cell(estimatedPlace) {
-            fact[.estimatedInstallAt] = .string(estimated)
-            let name = String(sqlValue: cell(zonePlace)) ?? "UTC"
-            let zone = zones[name] ?? {
-                let found = TimeZone(identifier: name) ?? TimeZone(identifier: "UTC")!
-                zones[name] = found
-                return found
-            }()
-            fact[.installDay] = Timestamp.parse(estimated).map { .string(Self.day($0, in: zone)) }
+        let zone = cell(zonePlace) { value -> TimeZone in
+            guard case .text(let text) = value else { return Self.utc }
+            let name = String(decoding: text, as: UTF8.self)
+            if let known = zones[name] { return known }
+            let found = TimeZone(identifier: name) ?? Self.utc
+            zones[name] = found
+            return found
         }
-        if case .text(let interaction) = cell(interactionPlace) { fact[.viewThrough] = .bool(interaction == "view") }
-        if let minimum = Int64(sqlValue: cell(minimumPlace)), let maximum = Int64(sqlValue: cell(maximumPlace)) {
-            fact[.revenueMin] = .number(Money.decimal(micros: minimum))
-            fact[.revenueMax] = .number(Money.decimal(micros: maximum))
-            fact[.revenueMid] = .number(Money.decimal(halfOfMicros: minimum + maximum))
+        cell(estimatedPlace) { value in
+            guard case .text(let text) = value else { return }
+            fact.write(at: DeliveryField.estimatedInstallAt.place) { JSONValue.writeString(utf8: text, into: &$0) }
+            guard let moment = Timestamp.parse(utf8: text) else { return }
+            fact.write(at: DeliveryField.installDay.place) { JSONValue.writeString(Self.day(moment, in: zone), into: &$0) }
         }
-        if case .text(let cost) = cell(costPlace) {
-            let parts = cost.split(separator: ":", maxSplits: 1)
-            if parts.count == 2, let micros = Int64(parts[0]) {
-                fact[.costPerInstall] = .number(Money.decimal(micros: micros))
-                fact[.costCurrency] = .string(String(parts[1]))
+        cell(interactionPlace) { value in
+            guard case .text(let text) = value else { return }
+            fact.write(at: DeliveryField.viewThrough.place) { $0.append(contentsOf: (text.elementsEqual("view".utf8) ? "true" : "false").utf8) }
+        }
+        if let minimum = cell(minimumPlace, \.wholeNumber), let maximum = cell(maximumPlace, \.wholeNumber) {
+            fact.write(at: DeliveryField.revenueMin.place) { $0.append(contentsOf: Money.decimal(micros: minimum).utf8) }
+            fact.write(at: DeliveryField.revenueMax.place) { $0.append(contentsOf: Money.decimal(micros: maximum).utf8) }
+            fact.write(at: DeliveryField.revenueMid.place) { $0.append(contentsOf: Money.decimal(halfOfMicros: minimum + maximum).utf8) }
+        }
+        cell(costPlace) { value in
+            // `<micros>:<currency>` (``costSQL(_:)``).
+            guard case .text(let text) = value, let colon = text.firstIndex(of: UInt8(ascii: ":")),
+                  let micros = Int64(String(decoding: text[..<colon], as: UTF8.self)) else { return }
+            fact.write(at: DeliveryField.costPerInstall.place) { $0.append(contentsOf: Money.decimal(micros: micros).utf8) }
+            fact.write(at: DeliveryField.costCurrency.place) {
+                JSONValue.writeString(utf8: UnsafeBufferPointer(rebasing: text[(colon + 1)...]), into: &$0)
             }
         }
-        return (try Int64(sqlValue: cell(idPlace)).orThrow(column: "id", found: cell(idPlace)), fact)
+        let id = cell(idPlace, \.wholeNumber)
+        guard let id else { throw SQLValueMismatch(column: "id", found: cell(idPlace, \.value), expected: "Int64") }
+        return (id, fact)
     }
+
+    private static let utc = TimeZone(identifier: "UTC")!
 
     /// `moment`'s day in `zone`, `YYYY-MM-DD`: the civil day of the moment moved by the zone's offset then, counted
     /// from the Unix epoch in whole days (Howard Hinnant's `civil_from_days`), without a calendar or a formatter.
@@ -200,13 +219,5 @@ enum DeliveryFactsReader {
             return String(repeating: "0", count: max(0, width - text.utf8.count)) + text
         }
         return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2)
-    }
-}
-
-private extension Optional {
-    /// The value, or the mismatch a row's reader throws.
-    func orThrow(column: String, found: SQLValue) throws -> Wrapped {
-        guard let self else { throw SQLValueMismatch(column: column, found: found, expected: "\(Wrapped.self)") }
-        return self
     }
 }

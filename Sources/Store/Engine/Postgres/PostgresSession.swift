@@ -27,6 +27,11 @@ struct PostgresSession: SQLSession {
         try rowsAhead(sql, arguments, reuse: reuse)()
     }
 
+    /// Hands each row's cells to `row`, once the answer is read.
+    func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, _ row: (SQLCells) throws -> Void) throws {
+        for each in try rows(sql, arguments, reuse: reuse) { try row(SQLCells(values: each.values)) }
+    }
+
     /// `rows` as the store's rows, each cell read as `format` when given (else as described).
     private static func rows(_ rows: [PostgresRow], format: PostgresFormat?) throws -> [SQLRow] {
         guard let first = rows.first else { return [] }
