@@ -74,19 +74,24 @@ import TestSupport
 
     /// A server that is down is told from a pool that is full (found when a receiver whose server was killed logged
     /// "all 10 PostgreSQL connections stayed busy" for every request and took 30.7 s to stop on SIGTERM): a wait for a
-    /// connection that ends while the pool holds fewer than its most is `unreachable`, for transactions and for reads,
-    /// and once the server is back the store works again by itself.
+    /// connection that ends while the pool holds fewer than its most is `unreachable`, for transactions and for reads;
+    /// later waits are short (``PoolUse/unreachableWait``, not the connect timeout); and once the server is back the
+    /// store works again by itself.
     @Test func aServerThatIsDownIsToldFromAFullPool() async throws {
         let cluster = try PostgresCluster()
         defer { cluster.remove() }
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestPostgres.createDatabase(on: cluster.server)), poolSize: 2,
-                                                     connectTimeout: 1))
+                                                     connectTimeout: 4))
         defer { store.close() }
         #expect(try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } == 1)
         try cluster.stop()
-        for _ in 0..<2 {
+        for attempt in 0..<2 {
+            let started = Date()
             let failure = #expect(throws: PostgresEngineError.self) { try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } }
-            guard case .unreachable? = failure else { Issue.record("\(String(describing: failure))"); return }
+            guard case .unreachable(let seconds)? = failure else { Issue.record("\(String(describing: failure))"); return }
+            #expect(seconds == (attempt == 0 ? 4 : PoolUse.unreachableWait))
+            let waited = Date().timeIntervalSince(started)
+            if attempt == 1 { #expect(waited < 3, "waited \(waited) s once the server was known unreachable") }
         }
         let read = await #expect(throws: PostgresEngineError.self) {
             _ = try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 }

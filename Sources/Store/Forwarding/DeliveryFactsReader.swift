@@ -161,19 +161,21 @@ enum DeliveryFactsReader {
             fact.write(at: DeliveryField.receivedAtUnix.place) { $0.append(contentsOf: String(milliseconds / 1000).utf8) }
             fact.write(at: DeliveryField.receivedAtUnixMilliseconds.place) { $0.append(contentsOf: String(milliseconds).utf8) }
         }
-        let zone = cell(zonePlace) { value -> TimeZone in
-            guard case .text(let text) = value else { return Self.utc }
-            let name = String(decoding: text, as: UTF8.self)
-            if let known = zones[name] { return known }
-            let found = TimeZone(identifier: name) ?? Self.utc
-            zones[name] = found
-            return found
-        }
-        cell(estimatedPlace) { value in
-            guard case .text(let text) = value else { return }
+        let estimated = cell(estimatedPlace) { value -> Date? in
+            guard case .text(let text) = value else { return nil }
             fact.write(at: DeliveryField.estimatedInstallAt.place) { JSONValue.writeString(utf8: text, into: &$0) }
-            guard let moment = Timestamp.parse(utf8: text) else { return }
-            fact.write(at: DeliveryField.installDay.place) { JSONValue.writeString(Self.day(moment, in: zone), into: &$0) }
+            return Timestamp.parse(utf8: text)
+        }
+        if let estimated {
+            let zone = cell(zonePlace) { value -> TimeZone in
+                guard case .text(let text) = value else { return Self.utc }
+                let name = String(decoding: text, as: UTF8.self)
+                if let known = zones[name] { return known }
+                let found = TimeZone(identifier: name) ?? Self.utc
+                zones[name] = found
+                return found
+            }
+            fact.write(at: DeliveryField.installDay.place) { JSONValue.writeString(Self.day(estimated, in: zone), into: &$0) }
         }
         cell(interactionPlace) { value in
             guard case .text(let text) = value else { return }
@@ -186,7 +188,7 @@ enum DeliveryFactsReader {
         }
         cell(costPlace) { value in
             // `<micros>:<currency>` (``costSQL(_:)``).
-            guard case .text(let text) = value, let colon = text.firstIndex(of: UInt8(ascii: ":")),
+            guard case .text(let text) = value, let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 1 < text.count,
                   let micros = Int64(String(decoding: text[..<colon], as: UTF8.self)) else { return }
             fact.write(at: DeliveryField.costPerInstall.place) { $0.append(contentsOf: Money.decimal(micros: micros).utf8) }
             fact.write(at: DeliveryField.costCurrency.place) {
@@ -198,6 +200,7 @@ enum DeliveryFactsReader {
         return (id, fact)
     }
 
+    /// The zone of an app without one registered.
     private static let utc = TimeZone(identifier: "UTC")!
 
     /// `moment`'s day in `zone`, `YYYY-MM-DD`: the civil day of the moment moved by the zone's offset then, counted

@@ -178,7 +178,7 @@ public struct DeliveryTemplate: Sendable, Equatable {
             added.append(UInt8(ascii: ","))
             added.append(contentsOf: entry.keyBytes)
             // A number or flag sent as text is its literal in quotes: neither holds a character JSON escapes.
-            let quoted = entry.asText && json.first != UInt8(ascii: "\"")
+            let quoted = entry.asText && json.first.map(Self.startsNumberOrFlag) == true
             if quoted { added.append(UInt8(ascii: "\"")) }
             added.append(contentsOf: json)
             if quoted { added.append(UInt8(ascii: "\"")) }
@@ -202,6 +202,11 @@ public struct DeliveryTemplate: Sendable, Equatable {
 
     private static func isJSONSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
+    /// Whether JSON text that starts with `byte` is a number or a flag (`true`, `false`).
+    private static func startsNumberOrFlag(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f")
+    }
+
     /// The template as a file, as `countersign forward template show` prints it and ``parse(_:)`` reads it.
     public var json: JSONObject {
         var members = [JSONMember(key: "template", value: .string(name))]
@@ -214,59 +219,5 @@ public struct DeliveryTemplate: Sendable, Equatable {
                 ? .object(JSONObject([JSONMember(key: "fact", value: fact), JSONMember(key: "as", value: .string("text"))])) : fact)
         }))))
         return JSONObject(members)
-    }
-}
-
-/// The facts one postback offers a template, each kept as the JSON text a body sends (a fact the postback lacks is
-/// absent, never null): the facts reader writes a row's cells straight into that text, so a body is made without a
-/// value per fact.
-public struct DeliveryFacts: Sendable {
-    /// The JSON text of each fact set, one after another (a fact set again leaves its old text unused).
-    private var text: [UInt8] = []
-    /// Where each field's text lies in `text`, by ``DeliveryField/place``; empty when the postback has none (no JSON
-    /// text is empty).
-    private var spans = Array(repeating: Int32(0)..<0, count: DeliveryField.allCases.count)
-
-    /// No facts (for `original`).
-    public static let none = DeliveryFacts()
-
-    /// No facts yet, with room for `bytes` of their text.
-    init(capacity bytes: Int = 0) {
-        text.reserveCapacity(bytes)
-    }
-
-    /// The facts in `values`.
-    public init(_ values: [DeliveryField: JSONValue]) {
-        self.init()
-        for (field, value) in values { self[field] = value }
-    }
-
-    /// The fact's value as the template sends it, or nil when the postback has none.
-    public subscript(field: DeliveryField) -> JSONValue? {
-        get { json(at: field.place).flatMap { try? JSONParser.parse(Array($0)) } }
-        set {
-            guard let newValue else { return spans[field.place] = 0..<0 }
-            write(at: field.place) { newValue.write(into: &$0) }
-        }
-    }
-
-    /// The JSON text of the field at `place` (``DeliveryField/place``), or nil when the postback has none.
-    func json(at place: Int) -> ArraySlice<UInt8>? {
-        let span = spans[place]
-        return span.isEmpty ? nil : text[Int(span.lowerBound)..<Int(span.upperBound)]
-    }
-
-    /// Sets the field at `place` to the JSON text `write` appends (one value, never empty).
-    mutating func write(at place: Int, _ write: (inout [UInt8]) throws -> Void) rethrows {
-        let start = text.count
-        try write(&text)
-        spans[place] = Int32(start)..<Int32(text.count)
-    }
-}
-
-extension DeliveryFacts: Equatable {
-    /// The same facts, each with the same JSON text.
-    public static func == (lhs: DeliveryFacts, rhs: DeliveryFacts) -> Bool {
-        DeliveryField.allCases.indices.allSatisfy { lhs.json(at: $0) == rhs.json(at: $0) }
     }
 }

@@ -19,7 +19,7 @@ final class ConnectionLease: @unchecked Sendable {
     private(set) var connection: PostgresConnection!
 
     /// Waits up to `seconds` for a connection (less while PostgreSQL is unreachable, ``PoolUse``), asked for once the
-    /// client runs (`started`); past that the lease is abandoned and ``PoolUse/gaveNothing(within:)`` says why.
+    /// client runs (`started`); past that the lease is abandoned and ``PoolUse/gaveNothing(within:since:)`` says why.
     init(client: PostgresClient, started: StopSignal, within seconds: TimeInterval, use: PoolUse) throws {
         // High priority: a commit thread waits for this task, and under load the cooperative pool is full of requests.
         let task = Task(priority: .high) { [state, arrived] in
@@ -47,7 +47,7 @@ final class ConnectionLease: @unchecked Sendable {
                 if told { arrived.signal() }
             }
         }
-        let wait = use.wait(normally: seconds)
+        let (wait, givenBefore) = use.waiting(normally: seconds)
         if arrived.wait(timeout: .now() + wait) == .timedOut {
             let gaveUp = state.withLockedValue { state -> Bool in
                 guard case .waiting = state else { return false }
@@ -56,7 +56,7 @@ final class ConnectionLease: @unchecked Sendable {
             }
             if gaveUp {
                 task.cancel()
-                throw use.gaveNothing(within: wait)
+                throw use.gaveNothing(within: wait, since: givenBefore)
             }
             arrived.wait()
         }

@@ -181,8 +181,9 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     /// Reads the rows of `sql` as postgres-nio's row sequence delivers them (it reads ahead a bounded number of rows and
     /// waits for the reader), on a connection leased for this query alone: the store's blocking threads take no part.
     /// The lease and the whole read must end within the engine's limits (the lease wait, shorter while PostgreSQL is
-    /// unreachable, ``PoolUse``; then the server's `statement_timeout` and ``answerGrace``): past them, or when the calling task is cancelled, a leased connection is
-    /// closed, which ends the query with an error, and the client opens another; a lease not yet given is given up.
+    /// unreachable, ``PoolUse``; then the server's `statement_timeout` and ``answerGrace``): past them, or when the
+    /// calling task is cancelled, a leased connection is closed, which ends the query with an error, and the client
+    /// opens another; a lease not yet given is given up.
     /// A statement whose connection ended before the server answered it runs again on another connection (up to three
     /// times): `sql` must be a read.
     func readRows<State: Sendable>(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, into state: State,
@@ -192,10 +193,10 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         if stop.isFired { throw PostgresEngineError.closed }
         let query = PostgresSession.query(sql, arguments)
         let (client, logger, use, answerTimeout) = (self.client, self.logger, self.use, self.answerTimeout)
-        let leaseWait = use.wait(normally: leaseTimeout)
+        let (leaseWait, givenBefore) = use.waiting(normally: leaseTimeout)
         let leased = NIOLockedValueBox<PostgresConnection?>(nil)
-        // Whether the client gave a connection at all.
-        let given = NIOLockedValueBox(false)
+        // Whether the client gave a connection at all, and whether the time ran out waiting for one.
+        let given = NIOLockedValueBox(false), ranOutLeasing = NIOLockedValueBox(false)
         return try await withThrowingTaskGroup(of: State?.self) { group in
             group.addTask {
                 try await withTaskCancellationHandler {
@@ -240,13 +241,18 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
             group.addTask {
                 // The wait for a connection, then for the query from there.
                 try await Task.sleep(for: .seconds(leaseWait))
-                if given.withLockedValue({ $0 }) { try await Task.sleep(for: .seconds(answerTimeout)) }
+                guard given.withLockedValue({ $0 }) else {
+                    ranOutLeasing.withLockedValue { $0 = true }
+                    return nil
+                }
+                try await Task.sleep(for: .seconds(answerTimeout))
                 return nil
             }
             defer { group.cancelAll() }
             guard case let state?? = try await group.next() else {
                 // The time ran out: cancelling the read (the deferred `cancelAll`) closes its connection.
-                throw given.withLockedValue { $0 } ? PostgresEngineError.noAnswer(sql, leaseWait + answerTimeout) : use.gaveNothing(within: leaseWait)
+                throw ranOutLeasing.withLockedValue { $0 } ? use.gaveNothing(within: leaseWait, since: givenBefore)
+                    : PostgresEngineError.noAnswer(sql, leaseWait + answerTimeout)
             }
             return state
         }

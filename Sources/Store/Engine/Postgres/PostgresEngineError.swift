@@ -4,8 +4,8 @@ import Foundation
 enum PostgresEngineError: Error, CustomStringConvertible {
     /// Every connection stayed busy past the wait limit.
     case poolExhausted(Int)
-    /// No connection came within the wait limit (seconds) while the pool had room: the client could not open one, so
-    /// the server is down or cannot be reached.
+    /// No connection came within the wait limit (seconds) while the pool had room and nobody else got one: the client
+    /// could not open one.
     case unreachable(TimeInterval)
     /// The engine was closed.
     case closed
@@ -21,7 +21,7 @@ enum PostgresEngineError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .poolExhausted(let size): "all \(size) PostgreSQL connections stayed busy; raise --database-pool or add capacity"
-        case .unreachable(let seconds): "PostgreSQL gave no connection within \(Int(seconds.rounded(.up))) s though the pool had room: the server is down or cannot be reached"
+        case .unreachable(let seconds): "no PostgreSQL connection could be opened within \(Int(seconds.rounded(.up))) s though the pool had room: the server is down, cannot be reached or refuses connections (the pool's log says which)"
         case .closed: "the PostgreSQL engine is closed"
         case .unsupportedType(let type): "a result column has PostgreSQL type \(type), which the store does not read"
         case .noAnswer(let sql, let seconds): "PostgreSQL did not answer \(sql) within \(seconds) s; the connection was closed"
