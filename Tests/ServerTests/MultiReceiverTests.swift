@@ -156,6 +156,19 @@ final class OutputBuffer: @unchecked Sendable {
         #expect(try await store.scalar("SELECT count(*) FROM attribution_records", as: Int.self) == tokens.count)
     }
 
+    /// Starts `countersign simulate` against `receiver`, 8 requests at a time, signing with the key in `work/key` and
+    /// logging what was acknowledged to `work/acks-<seed>`.
+    static func simulate(_ receiver: ReceiverProcess, work: String, seed: Int, count: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Checkout.binary)
+        process.arguments = ["simulate", "--count", String(count), "--concurrency", "8", "--seed", String(seed), "--url", receiver.url,
+                             "--signing-key", work + "/key/private-key.pem", "--ack-log", work + "/acks-\(seed)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// A receiver whose PostgreSQL server dies under load stops on SIGTERM well within the 30 s an orchestrator
     /// usually grants (found when one took 30.7 s: each step of its shutdown waited five seconds for a connection).
     /// On a server of its own, since it kills the server.
@@ -168,15 +181,9 @@ final class OutputBuffer: @unchecked Sendable {
         // A rule, so the forwarder is at work too when the server goes.
         #expect(try await countersign(["forward", "set", "partner", "--url", "http://127.0.0.1:9/postbacks", "--database", database]).status == 0)
         let receiver = try ReceiverProcess(database: database, extraArguments: ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"])
-        let simulator = Process()
-        simulator.executableURL = URL(fileURLWithPath: Checkout.binary)
-        simulator.arguments = ["simulate", "--count", "100000", "--concurrency", "8", "--url", receiver.url, "--signing-key", work + "/key/private-key.pem",
-                               "--ack-log", work + "/acks"]
-        simulator.standardOutput = FileHandle.nullDevice
-        simulator.standardError = FileHandle.nullDevice
-        try simulator.run()
+        let simulator = try Self.simulate(receiver, work: work, seed: 1, count: 100_000)
         defer { simulator.terminate() }
-        #expect(await eventually(within: 60) { (FileManager.default.contents(atPath: work + "/acks")?.count ?? 0) > 2000 }, "nothing was acknowledged")
+        #expect(await eventually(within: 60) { (FileManager.default.contents(atPath: work + "/acks-1")?.count ?? 0) > 2000 }, "nothing was acknowledged")
         cluster.remove()
         receiver.stop(SIGTERM, within: 20)
     }
@@ -190,17 +197,6 @@ final class OutputBuffer: @unchecked Sendable {
         _ = try await countersign(["keys", "generate", "--out", work + "/key"])
         let trust = ["--key", "countersign-simulator/0=\(work)/key/public-key.pem"]
         let receivers = try (0..<3).map { _ in try ReceiverProcess(database: database, extraArguments: trust) }
-        let acks = work + "/acks"
-        func simulate(_ receiver: ReceiverProcess, seed: Int, count: Int) throws -> Process {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Checkout.binary)
-            process.arguments = ["simulate", "--count", String(count), "--concurrency", "8", "--seed", String(seed), "--url", receiver.url,
-                                 "--signing-key", work + "/key/private-key.pem", "--ack-log", acks + "-\(seed)"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
-        }
 
         /// Postbacks acknowledged so far, by every simulator (lines of the ack logs): "under load" means after the
         /// acknowledgements begin.
@@ -214,14 +210,14 @@ final class OutputBuffer: @unchecked Sendable {
         }
 
         // One receiver is killed under load; the others go on.
-        var simulators = try receivers.enumerated().map { try simulate($1, seed: $0 + 1, count: 1500) }
+        var simulators = try receivers.enumerated().map { try Self.simulate($1, work: work, seed: $0 + 1, count: 1500) }
         await waitForAcknowledgements(beyond: 100)
         receivers[0].stop(SIGKILL)
         for simulator in simulators { simulator.waitUntilExit(within: 120, "countersign simulate") }
 
         // PostgreSQL stops under load and comes back: no 200 without a commit meanwhile, and both receivers serve again.
         let before = acknowledgedSoFar()
-        simulators = try receivers.dropFirst().enumerated().map { try simulate($1, seed: $0 + 10, count: 3000) }
+        simulators = try receivers.dropFirst().enumerated().map { try Self.simulate($1, work: work, seed: $0 + 10, count: 3000) }
         await waitForAcknowledgements(beyond: before + 100)
         try cluster.stop()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
