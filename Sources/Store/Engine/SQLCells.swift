@@ -21,6 +21,9 @@ public struct SQLCells {
         /// A row postgres-nio has read (its columns' types checked, ``PostgresSession/checkReadable(_:)``), whose cells are
         /// found by walking it from the first.
         case postgres(PostgresRow)
+        /// A row's cells already walked, for a reader that takes them out of order, read in `format` when given (a
+        /// prepared statement's are binary, though described as text).
+        case postgresCells([PostgresCell], format: PostgresFormat?)
         /// A row already read.
         case values([SQLValue])
     }
@@ -45,19 +48,27 @@ public struct SQLCells {
         self.count = count
     }
 
+    /// A row's cells, each read in `format` when given.
+    init(postgres cells: [PostgresCell], format: PostgresFormat?) {
+        source = .postgresCells(cells, format: format)
+        count = cells.count
+    }
+
     /// Calls `body` with each cell in order, lent for the call: the way to read every cell (a PostgreSQL row is walked
     /// once, where ``withCell(at:_:)`` walks it to the cell each time).
     public func forEachCell(_ body: (SQLCell) throws -> Void) rethrows {
         if case .postgres(let row) = source {
-            for cell in row { try Self.withCell(cell, body) }
+            for cell in row { try Self.withCell(cell, format: nil, body) }
         } else {
             for index in 0..<count { try withCell(at: index, body) }
         }
     }
 
-    /// Calls `body` with a PostgreSQL cell: whole numbers and text lent from the row's buffer, other values as the
-    /// session reads them (the types were checked).
-    private static func withCell<T>(_ cell: PostgresCell, _ body: (SQLCell) throws -> T) rethrows -> T {
+    /// Calls `body` with a PostgreSQL cell read in `format` (else as described): whole numbers and text lent from the
+    /// row's buffer, other values as the session reads them (the types were checked).
+    private static func withCell<T>(_ cell: PostgresCell, format: PostgresFormat?, _ body: (SQLCell) throws -> T) rethrows -> T {
+        var cell = cell
+        cell.format = format ?? cell.format
         guard var bytes = cell.bytes else { return try body(.null) }
         switch (cell.dataType, cell.format) {
         case (.int8, .binary) where bytes.readableBytes == 8: return try body(.integer(bytes.readInteger(as: Int64.self)!))
@@ -95,7 +106,9 @@ public struct SQLCells {
         case .postgres(let row):
             var cells = row.makeIterator()
             for _ in 0..<index { _ = cells.next() }
-            return try Self.withCell(cells.next()!, body)
+            return try Self.withCell(cells.next()!, format: nil, body)
+        case .postgresCells(let cells, let format):
+            return try Self.withCell(cells[index], format: format, body)
         case .sqlite(let handle):
             let column = Int32(index)
             switch sqlite3_column_type(handle, column) {

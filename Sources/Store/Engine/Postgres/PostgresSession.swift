@@ -27,9 +27,13 @@ struct PostgresSession: SQLSession {
         try rowsAhead(sql, arguments, reuse: reuse)()
     }
 
-    /// Hands each row's cells to `row`, once the answer is read.
+    /// Hands each row's cells to `row` once the answer is read, lent from postgres-nio's rows (their columns' types
+    /// checked first), without making a value of each.
     func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse, _ row: (SQLCells) throws -> Void) throws {
-        for each in try rows(sql, arguments, reuse: reuse) { try row(SQLCells(values: each.values)) }
+        let (rows, format) = try sendAhead(sql, arguments, reuse: reuse)()
+        guard let first = rows.first else { return }
+        _ = try Self.checkReadable(first)
+        for each in rows { try row(SQLCells(postgres: Array(each), format: format)) }
     }
 
     /// `rows` as the store's rows, each cell read as `format` when given (else as described).
@@ -72,6 +76,16 @@ struct PostgresSession: SQLSession {
     /// ``PostgresEngineError/connectionLost(_:)`` of `sql`, as if the thread had waited for it. A `.prepared` statement
     /// not yet prepared on this connection is prepared first, waiting for that.
     func rowsAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> [SQLRow] {
+        let answer = try sendAhead(sql, arguments, reuse: reuse)
+        return {
+            let (rows, format) = try answer()
+            return try Self.rows(rows, format: format)
+        }
+    }
+
+    /// ``rowsAhead(_:_:reuse:)``'s sending: the answer's rows as postgres-nio gives them, and the format to read their
+    /// cells in when it is not the one they are described with.
+    private func sendAhead(_ sql: String, _ arguments: [any SQLValueConvertible], reuse: StatementReuse) throws -> () throws -> ([PostgresRow], PostgresFormat?) {
         let future: EventLoopFuture<[PostgresRow]>
         var format: PostgresFormat?
         if reuse == .prepared {
@@ -85,7 +99,7 @@ struct PostgresSession: SQLSession {
         let outcome = NIOLockedValueBox<Result<Void, any Error>?>(nil)
         future.whenComplete { result in outcome.withLockedValue { $0 = result.map { _ in } } }
         pooled.sentAhead.append((sql, outcome))
-        return { [format] in try Self.rows(try answer(to: sql, future, within: answerTimeout), format: format) }
+        return { [format] in (try answer(to: sql, future, within: answerTimeout), format) }
     }
 
     /// The result of `future`, waited for at most `seconds` (for ever when nil); past that the connection is closed,
