@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import JWS
+import MetricsTestKit
 import Postback
 import PostbackMint
 @testable import Store
@@ -94,7 +95,7 @@ import TestSupport
         let first = try await store.forwarding.claim(partner: "narrow", limit: 10, now: now)
         #expect(first.count == 2)
         #expect(try await store.forwarding.claim(partner: "narrow", limit: 10, now: now).isEmpty)
-        #expect(try await store.forwarding.delivered(first[0], now: now))
+        #expect(try await store.forwarding.delivered([first[0]], now: now) == [true])
         let next = try await store.forwarding.claim(partner: "narrow", limit: 10, now: now)
         #expect(next.count == 1)
         #expect(Set((first + next).map(\.id)).count == 3)
@@ -155,8 +156,47 @@ import TestSupport
         let later = Date()
         let revived = try #require(try await store.forwarding.claim(partner: "down", limit: 1, now: later).first)
         #expect(revived.deadline.timeIntervalSince(later) > 55, "a retried dead letter gets a fresh deadline")
-        #expect(try await store.forwarding.delivered(revived))
+        #expect(try await store.forwarding.delivered([revived]) == [true])
         #expect(try await store.forwarding.entries(state: .dead, partner: nil, limit: 10).rows.isEmpty)
+    }
+
+    /// Partners' answers that arrive while a transaction records share the next one: with the rule's row held by
+    /// another transaction (on SQLite, the one writer), twenty deliveries are recorded in two transactions, the first
+    /// alone and the nineteen that waited behind it together, each caller told its own outcome.
+    @Test(arguments: TestEngine.allCases) func deliveriesAnsweredTogetherShareOneTransaction(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
+        _ = try store.ledger.persist(try (0..<20).map { intake(try aak("R\($0)")) })
+        let deliveries = try await store.forwarding.claim(partner: "all", limit: 20, now: Date())
+        #expect(deliveries.count == 20)
+        let metrics = TestMetrics()
+        let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
+        let depth = try metrics.expectGauge("countersign_forward_record_queue_depth")
+        let (holding, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        async let held: Void = Blocking.run {
+            try store.engine.transaction { db in
+                try db.execute("UPDATE forward_rules SET delivered = delivered WHERE name = ?", ["all"])
+                holding.signal()
+                release.wait()
+            }
+        }
+        try await Blocking.run { holding.wait() }
+        let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for delivery in deliveries { group.addTask { try await recorder.delivered(delivery) } }
+            // The first leads and waits for the row; the others wait for it.
+            let queued = await eventually(within: 60) { depth.values.contains(19) }
+            release.signal()
+            #expect(queued)
+            var all: [Bool] = []
+            for try await done in group { all.append(done) }
+            return all
+        }
+        try await held
+        #expect(recorded == Array(repeating: true, count: 20))
+        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 19])
+        let status = try await store.forwarding.status()
+        #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "delivered"))] == .number("20"))
+        #expect(try await store.scalar("SELECT count(*) FROM forward_outbox", as: Int.self) == 0)
     }
 
     @Test(arguments: TestEngine.allCases) func aLapsedClaimIsClaimedAgainAndItsOldHolderCannotFinish(engine: TestEngine) async throws {
@@ -169,8 +209,7 @@ import TestSupport
         let second = try #require(try await store.forwarding.claim(partner: "all", limit: 1, now: now.addingTimeInterval(6)).first)
         #expect(second.id == first.id)
         #expect(second.dedupKey == first.dedupKey)
-        #expect(try await store.forwarding.delivered(first) == false)
-        #expect(try await store.forwarding.delivered(second))
+        #expect(try await store.forwarding.delivered([first, second]) == [false, true], "one transaction records each by its own claim")
         let status = try await store.forwarding.status()
         #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "delivered"))] == .number("1"))
         #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "pending"))] == .number("0"))

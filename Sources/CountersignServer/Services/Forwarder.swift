@@ -22,6 +22,8 @@ final class Forwarder: Service, Sendable {
     let logger: Logger
     private let metrics: any MetricsFactory
     private let loop = ClaimLoop()
+    /// Records the partners' 2xx answers, those that arrive together in one transaction.
+    private let recorder: DeliveryRecorder
     /// Deliveries in flight from this receiver, per partner.
     private let inFlight = Mutex<[String: Int]>([:])
     /// When this receiver last claimed for each partner.
@@ -32,6 +34,7 @@ final class Forwarder: Service, Sendable {
         self.schedule = schedule
         self.logger = logger
         self.metrics = metrics
+        recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
     }
 
     /// How often the outbox is looked at: a quarter of the first backoff, between 20 ms and 250 ms.
@@ -108,7 +111,7 @@ final class Forwarder: Service, Sendable {
         Counter(label: "countersign_forward_attempts_total", dimensions: [("partner", delivery.partner), ("answer", answer)], factory: metrics).increment()
         do {
             guard let failure else {
-                if try await store.forwarding.delivered(delivery) {
+                if try await recorder.delivered(delivery) {
                     Counter(label: "countersign_forward_delivered_total", dimensions: [("partner", delivery.partner)], factory: metrics).increment()
                 }
                 return

@@ -238,14 +238,15 @@ public struct ForwardingOutbox: Sendable {
         // An enriched template's bodies need a read of the postbacks' facts, made here, in the claim: one statement
         // in the claim's transaction, without a thread hop or a transaction of its own. A failure undoes the claim.
         // The transaction is held through it: on SQLite the one writer (ingest's batches wait about 0.1 ms a claim of
-        // eight), on PostgreSQL the rule's row (receivers claiming for the same partner wait about a millisecond).
-        return try await engine.write { db -> [ForwardDelivery] in
+        // eight), on PostgreSQL the rule's row (receivers claiming for the same partner wait about a millisecond). The
+        // bodies are made after it ends, so neither is held while they are.
+        let claim = try await engine.write { db -> Materials in
             let lock = db.dialect == .postgres ? " FOR UPDATE" : ""
             guard let rule = try db.row("""
                 SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
                 FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
                 """, [partner]) else {
-                return []
+                return .none
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -264,7 +265,7 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return [] }
+            guard !claimed.isEmpty else { return .none }
             let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
                 PartnerHeader(stored: name, value: secret)
             } else { nil }
@@ -275,9 +276,10 @@ public struct ForwardingOutbox: Sendable {
                     deadline: Date(timeIntervalSince1970: try row.get("deadline")), claimID: claimID), remoteAddress: try row.get("remote_address"))
             }
             let template = try rule.get("template", as: String.self)
-            if template == DeliveryTemplate.original { return entries.map(\.delivery) }
-            return try Self.render(db, entries, template: template, test: false)
+            if template == DeliveryTemplate.original { return Materials(entries: entries, template: nil, facts: [:]) }
+            return try Self.materials(db, entries, template: template)
         }
+        return claim.deliveries(test: false)
     }
 
     /// The entries a claim took, found by their ids (`count` of them; the claim id has no index, and looking for it
@@ -295,7 +297,7 @@ public struct ForwardingOutbox: Sendable {
     static let liveClaimsSQL = "SELECT count(*) FROM forward_outbox WHERE partner = ? AND state = 'pending' AND claimed_until >= ?"
 
     /// A claimed entry before its body is made, with where its postback came from.
-    struct ClaimedEntry {
+    struct ClaimedEntry: Sendable {
         let delivery: ForwardDelivery
         let remoteAddress: String?
     }
@@ -308,26 +310,39 @@ public struct ForwardingOutbox: Sendable {
         return PartnerHeader(stored: name, value: try row.get("value", as: String.self))
     }
 
-    /// The deliveries with their bodies made by the template `name` (a shipped one is at hand, a network's is read, its
-    /// parse cached per revision) from the postbacks' facts, cost included, read in the caller's session: for claims,
-    /// and for test deliveries, which `original` marks too. A rule names only templates that exist (removing one that
-    /// rules name is refused).
-    static func render(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String, test: Bool) throws -> [ForwardDelivery] {
-        guard !entries.isEmpty else { return [] }
-        let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
-        let facts = template.needsFacts ? try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: template.usesCost) : [:]
-        return made(entries, template: template, facts: facts, test: test)
+    /// Claimed entries with what their bodies are made from, read in the claim's (or the test's) session: their
+    /// template and the postbacks' facts it needs. Nil `template` sends Apple's bodies as they are.
+    struct Materials: Sendable {
+        let entries: [ClaimedEntry]
+        let template: DeliveryTemplate?
+        let facts: [Int64: DeliveryFacts]
+
+        /// No entries.
+        static let none = Materials(entries: [], template: nil, facts: [:])
+
+        /// The deliveries with their bodies made by the template from the facts and where each postback came from;
+        /// a test's are marked, `original`'s too.
+        func deliveries(test: Bool) -> [ForwardDelivery] {
+            guard template != nil || test else { return entries.map(\.delivery) }
+            let template = template ?? DeliveryTemplate.originalTemplate
+            var facts = facts
+            return entries.map { entry in
+                // Taken out of the dictionary, so adding the address changes it in place instead of copying it.
+                var fact = facts.removeValue(forKey: entry.delivery.postbackID) ?? .none
+                fact[.remoteAddress] = entry.remoteAddress.map { .string($0) }
+                return entry.delivery.with(body: template.render(appleBody: entry.delivery.body, facts: fact, test: test))
+            }
+        }
     }
 
-    /// `entries` with their bodies made by `template` from `facts` and where each came from.
-    static func made(_ entries: [ClaimedEntry], template: DeliveryTemplate, facts: consuming [Int64: DeliveryFacts], test: Bool) -> [ForwardDelivery] {
-        var facts = facts
-        return entries.map { entry in
-            // Taken out of the dictionary, so adding the address changes it in place instead of copying it.
-            var fact = facts.removeValue(forKey: entry.delivery.postbackID) ?? .none
-            fact[.remoteAddress] = entry.remoteAddress.map { .string($0) }
-            return entry.delivery.with(body: template.render(appleBody: entry.delivery.body, facts: fact, test: test))
-        }
+    /// What the bodies of `entries` are made from with the template `name` (a shipped one is at hand, a network's is
+    /// read, its parse cached per revision): it and the postbacks' facts, cost included when it sends cost, read in the
+    /// caller's session. A rule names only templates that exist (removing one that rules name is refused).
+    static func materials(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String) throws -> Materials {
+        guard !entries.isEmpty else { return .none }
+        let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
+        let facts = template.needsFacts ? try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: template.usesCost) : [:]
+        return Materials(entries: entries, template: template, facts: facts)
     }
 
     /// The longest a test delivery waits for the partner (or the rule's own timeout, when shorter).
@@ -351,21 +366,33 @@ public struct ForwardingOutbox: Sendable {
                 dedupKey: "test-" + UUID().uuidString.lowercased(), body: Array(try row.get("body", as: Data.self)), header: try Self.header(db, rule: name),
                 attempts: 0, deadline: Date(), claimID: "test")
             let entry = ClaimedEntry(delivery: delivery, remoteAddress: try row.get("remote_address"))
-            return .some(try Self.render(db, [entry], template: try rule.get("template", as: String.self), test: true).first)
+            return .some(try Self.materials(db, [entry], template: try rule.get("template", as: String.self)).deliveries(test: true).first)
         }
         guard let found else { return nil }
         guard let delivery = found else { throw Refusal.nothingToTest(name) }
         return delivery
     }
 
-    /// Records a delivery the partner accepted: the entry goes, the rule's delivered count grows. Returns false when the
-    /// claim had lapsed (another attempt holds or finished the entry).
-    @discardableResult
-    public func delivered(_ delivery: ForwardDelivery, now: Date = Date()) async throws -> Bool {
-        try await engine.write { db in
-            guard try db.execute("DELETE FROM forward_outbox WHERE id = ? AND claim_id = ?", [delivery.id, delivery.claimID]) > 0 else { return false }
-            try db.execute("UPDATE forward_rules SET delivered = delivered + 1, last_delivered_at = ? WHERE name = ?", [Timestamp.format(now), delivery.partner])
-            return true
+    /// Records deliveries the partners accepted, in one transaction: each entry goes, each rule's delivered count grows
+    /// by its own. Returns, for each delivery in order, false when its claim had lapsed (another attempt holds or
+    /// finished the entry). ``DeliveryRecorder`` gathers the answers that arrive together into one call.
+    public func delivered(_ deliveries: [ForwardDelivery], now: Date = Date()) async throws -> [Bool] {
+        guard !deliveries.isEmpty else { return [] }
+        return try await engine.write { db in
+            var recorded: [Bool] = []
+            recorded.reserveCapacity(deliveries.count)
+            var counts: [String: Int] = [:]
+            for delivery in deliveries {
+                let done = try db.execute("DELETE FROM forward_outbox WHERE id = ? AND claim_id = ?", [delivery.id, delivery.claimID]) > 0
+                recorded.append(done)
+                if done { counts[delivery.partner, default: 0] += 1 }
+            }
+            // In name order, so two receivers' transactions lock the rules' rows in the same order.
+            for (partner, count) in counts.sorted(by: { $0.key < $1.key }) {
+                try db.execute("UPDATE forward_rules SET delivered = delivered + ?, last_delivered_at = ? WHERE name = ?",
+                               [count, Timestamp.format(now), partner])
+            }
+            return recorded
         }
     }
 
