@@ -161,42 +161,103 @@ import TestSupport
     }
 
     /// Partners' answers that arrive while a transaction records share the next one: with the rule's row held by
-    /// another transaction (on SQLite, the one writer), twenty deliveries are recorded in two transactions, the first
-    /// alone and the nineteen that waited behind it together, each caller told its own outcome.
+    /// another transaction (on SQLite, the one writer), twenty deliveries and a lapsed claim's attempt are recorded in
+    /// two transactions, the first alone and the twenty that waited behind it together, each caller told its own
+    /// outcome (the lapsed attempt that it recorded nothing).
     @Test(arguments: TestEngine.allCases) func deliveriesAnsweredTogetherShareOneTransaction(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
         _ = try store.ledger.persist(try (0..<20).map { intake(try aak("R\($0)")) })
         let deliveries = try await store.forwarding.claim(partner: "all", limit: 20, now: Date())
         #expect(deliveries.count == 20)
+        let lapsed = deliveries[7].lapsed()
         let metrics = TestMetrics()
         let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
         let depth = try metrics.expectGauge("countersign_forward_record_queue_depth")
-        let (holding, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        async let held: Void = Blocking.run {
-            try store.engine.transaction { db in
-                try db.execute("UPDATE forward_rules SET delivered = delivered WHERE name = ?", ["all"])
-                holding.signal()
-                release.wait()
+        let release = try await Self.holdRule("all", store)
+        let recorded = try await withThrowingTaskGroup(of: (Int64, String, Bool).self) { group in
+            for delivery in deliveries + [lapsed] {
+                group.addTask { (delivery.id, delivery.claimID, try await recorder.delivered(delivery)) }
             }
-        }
-        try await Blocking.run { holding.wait() }
-        let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for delivery in deliveries { group.addTask { try await recorder.delivered(delivery) } }
             // The first leads and waits for the row; the others wait for it.
-            let queued = await eventually(within: 60) { depth.values.contains(19) }
+            let queued = await eventually(within: 60) { depth.values.contains(20) }
             release.signal()
             #expect(queued)
-            var all: [Bool] = []
-            for try await done in group { all.append(done) }
+            var all: [(Int64, String, Bool)] = []
+            for try await outcome in group { all.append(outcome) }
             return all
         }
-        try await held
-        #expect(recorded == Array(repeating: true, count: 20))
-        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 19])
+        #expect(recorded.count == 21)
+        #expect(recorded.allSatisfy { $0.2 == ($0.1 != lapsed.claimID) }, "every caller is told its own outcome")
+        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 20])
+        #expect(depth.values.last == 0, "nothing waits once the last transaction took them")
         let status = try await store.forwarding.status()
         #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "delivered"))] == .number("20"))
         #expect(try await store.scalar("SELECT count(*) FROM forward_outbox", as: Int.self) == 0)
+    }
+
+    /// A transaction that fails answers every caller in it with its error, records none of them (their claims lapse
+    /// and they are delivered again), and the next answer leads a transaction of its own.
+    @Test(arguments: TestEngine.allCases) func aFailedRecordAnswersEveryCallerInItAndTheNextLeads(engine: TestEngine) async throws {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
+        _ = try store.ledger.persist(try (0..<6).map { intake(try aak("F\($0)")) })
+        let deliveries = try await store.forwarding.claim(partner: "all", limit: 6, now: Date())
+        #expect(deliveries.count == 6)
+        let refused = deliveries[2].id
+        try store.engine.transaction { db in
+            if db.dialect == .postgres {
+                try db.execute("CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                               + "IF OLD.id = \(refused) THEN RAISE EXCEPTION 'delete refused'; END IF; RETURN OLD; END $$", [])
+                try db.execute("CREATE TRIGGER refuse_delete BEFORE DELETE ON forward_outbox FOR EACH ROW EXECUTE FUNCTION refuse_delete()", [])
+            } else {
+                try db.execute("CREATE TRIGGER refuse_delete BEFORE DELETE ON forward_outbox WHEN OLD.id = \(refused) BEGIN SELECT RAISE(ABORT, 'delete refused'); END", [])
+            }
+        }
+        let metrics = TestMetrics()
+        let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
+        let depth = try metrics.expectGauge("countersign_forward_record_queue_depth")
+        let release = try await Self.holdRule("all", store)
+        let outcomes = try await withThrowingTaskGroup(of: (id: Int64, failed: Bool).self) { group in
+            for delivery in deliveries.dropLast() {
+                group.addTask {
+                    do { return (delivery.id, !(try await recorder.delivered(delivery))) } catch {
+                        #expect(String(describing: error).contains("delete refused"))
+                        return (delivery.id, true)
+                    }
+                }
+            }
+            let queued = await eventually(within: 60) { depth.values.contains(4) }
+            release.signal()
+            #expect(queued)
+            var all: [(id: Int64, failed: Bool)] = []
+            for try await outcome in group { all.append(outcome) }
+            return all
+        }
+        // The first to arrive led alone; the four that waited went together. The transaction holding the refused entry
+        // failed as a whole: it alone (when it led), or all four.
+        let failed = Set(outcomes.filter(\.failed).map(\.id))
+        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 4])
+        #expect(failed.contains(refused))
+        #expect(failed.count == 1 || failed.count == 4)
+        #expect(try await recorder.delivered(try #require(deliveries.last)), "the lane is free again")
+        let left = try await store.column("SELECT id FROM forward_outbox ORDER BY id", as: Int64.self)
+        #expect(Set(left) == failed, "a failed transaction records none of its deliveries, and the others are recorded")
+    }
+
+    /// Holds the rule `name`'s row in a transaction of its own (on SQLite, the one writer) until the semaphore returned
+    /// is signalled.
+    static func holdRule(_ name: String, _ store: StoreDatabase) async throws -> DispatchSemaphore {
+        let (holding, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread {
+            try? store.engine.transaction { db in
+                try db.execute("UPDATE forward_rules SET delivered = delivered WHERE name = ?", [name])
+                holding.signal()
+                release.wait()
+            }
+        }.start()
+        try await Blocking.run { holding.wait() }
+        return release
     }
 
     @Test(arguments: TestEngine.allCases) func aLapsedClaimIsClaimedAgainAndItsOldHolderCannotFinish(engine: TestEngine) async throws {
@@ -325,5 +386,13 @@ import TestSupport
         rule = good
         rule.timeout = 0
         #expect(problem(rule) == "timeout")
+    }
+}
+
+extension ForwardDelivery {
+    /// The same entry as an attempt whose claim has lapsed: another claim holds it now.
+    fileprivate func lapsed() -> ForwardDelivery {
+        ForwardDelivery(id: id, partner: partner, url: url, timeout: timeout, postbackID: postbackID, dedupKey: dedupKey, body: body, header: header,
+                        attempts: attempts, deadline: deadline, claimID: "lapsed-" + claimID)
     }
 }

@@ -28,7 +28,7 @@ enum DeliveryFactsReader {
 
     /// The most ids whose SQLite statement each connection keeps compiled: a claim's (a rule's concurrency is at most
     /// this, ``ForwardRule``), not a pull page's.
-    static let cachedShapes = 256
+    static let cachedShapes = ForwardRule.maximumConcurrency
 
     /// The query over the `conversions` view with the names in force (as reports find them) and, with `withCost`, the
     /// install's cost from the spend in force (``costSQL(_:)``), and the names of its columns in order: of `ids`

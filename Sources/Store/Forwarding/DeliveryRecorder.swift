@@ -2,28 +2,35 @@ import Foundation
 import Metrics
 import Synchronization
 
-/// Records the deliveries partners accepted in shared transactions (group commit), so a receiver's deliveries cost a
-/// transaction each only when they arrive one at a time.
+/// Records the deliveries partners accepted in shared transactions (group commit), one partner's at a time, so a
+/// receiver's deliveries cost a transaction each only when they arrive one at a time.
 ///
-/// The first answer to arrive while no transaction is recording leads: it records itself and every answer that arrived
-/// before it started, in one ``ForwardingOutbox/delivered(_:now:)``. Answers that arrive meanwhile wait; when the
-/// transaction ends, the first of them leads the next one, and the others wait for it. No task, thread or timer of its
-/// own: a lone answer is recorded at once, and under load each transaction takes every answer the last one kept waiting.
-/// Every caller is answered only after the transaction holding its delivery committed (or with the error that ended it,
-/// and the entry's claim then lapses and it is delivered again with the same idempotency key).
+/// Each partner has a lane. The first answer to arrive while its lane records nothing leads: it records itself and
+/// every answer for that partner that arrived before it started, in one ``ForwardingOutbox/delivered(_:now:)``. Answers
+/// that arrive meanwhile wait; when the transaction ends, the first of them leads the next one, and the others wait for
+/// it. No task, thread or timer of its own: a lone answer is recorded at once, and under load each transaction takes
+/// every answer the last one kept waiting. Every caller is answered only after the transaction holding its delivery
+/// committed (or with the error that ended it; the entry's claim then lapses and it is delivered again with the same
+/// idempotency key). A partner's lane touches only its own rule's row, so a partner whose row is busy (another
+/// receiver's claim, an operator's change) delays no other partner's records.
 ///
-/// One transaction a partner's row is updated in at a time per receiver: each delivery's own transaction held the
-/// rule's row until its commit, so PostgreSQL recorded a partner's deliveries one durable commit after another.
+/// Why: each delivery's own transaction held its rule's row until it committed, so on PostgreSQL a partner's
+/// deliveries were recorded one commit after another.
 public final class DeliveryRecorder: Sendable {
     private let outbox: ForwardingOutbox
     private let state = Mutex(State())
     private let batchSize: Recorder
     private let queueDepth: Gauge
 
-    /// Answers waiting for the next transaction, and whether one is recording.
+    /// Each partner's lane while it records, and the answers waiting in all of them.
     private struct State {
+        var lanes: [String: Lane] = [:]
+        var waiting = 0
+    }
+
+    /// The answers for one partner waiting for its next transaction (one records while the lane exists).
+    private struct Lane {
         var waiting: [(delivery: ForwardDelivery, continuation: CheckedContinuation<Turn, any Error>)] = []
-        var recording = false
     }
 
     /// What a waiting answer is told: recorded (or not, its claim having lapsed), or to lead the next transaction.
@@ -31,6 +38,9 @@ public final class DeliveryRecorder: Sendable {
         case recorded(Bool)
         case lead
     }
+
+    /// The transaction returned another number of outcomes than it was given deliveries.
+    struct OutcomesMismatch: Error {}
 
     /// Records into `outbox`, with its batch sizes (`countersign_forward_record_batch_size`) and the answers waiting
     /// (`countersign_forward_record_queue_depth`) in `metrics`.
@@ -43,32 +53,40 @@ public final class DeliveryRecorder: Sendable {
     /// Records `delivery` as accepted by its partner; returns false when its claim had lapsed (another attempt holds or
     /// finished the entry).
     public func delivered(_ delivery: ForwardDelivery) async throws -> Bool {
+        let partner = delivery.partner
         let turn = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Turn, any Error>) in
             let depth: Int? = state.withLock { state in
-                guard state.recording else {
-                    state.recording = true
+                guard state.lanes[partner] != nil else {
+                    state.lanes[partner] = Lane()
                     return nil
                 }
-                state.waiting.append((delivery, continuation))
-                return state.waiting.count
+                state.lanes[partner]!.waiting.append((delivery, continuation))
+                state.waiting += 1
+                return state.waiting
             }
             if let depth { queueDepth.record(depth) } else { continuation.resume(returning: .lead) }
         }
         if case .recorded(let done) = turn { return done }
-        let others = state.withLock { state in
-            defer { state.waiting.removeAll(keepingCapacity: true) }
-            return state.waiting
+        let (others, depth) = state.withLock { state in
+            defer { state.lanes[partner]!.waiting.removeAll(keepingCapacity: true) }
+            let others = state.lanes[partner]!.waiting
+            state.waiting -= others.count
+            return (others, state.waiting)
         }
+        queueDepth.record(depth)
         batchSize.record(others.count + 1)
-        let outcome: Result<[Bool], any Error>
+        var outcome: Result<[Bool], any Error>
         do { outcome = .success(try await outbox.delivered([delivery] + others.map(\.delivery))) } catch { outcome = .failure(error) }
+        if case .success(let recorded) = outcome, recorded.count != others.count + 1 { outcome = .failure(OutcomesMismatch()) }
         // The next leader first, so the next transaction starts before this one's callers are answered.
         let next: CheckedContinuation<Turn, any Error>? = state.withLock { state in
-            guard !state.waiting.isEmpty else {
-                state.recording = false
+            guard let first = state.lanes[partner]!.waiting.first else {
+                state.lanes[partner] = nil
                 return nil
             }
-            return state.waiting.removeFirst().continuation
+            state.lanes[partner]!.waiting.removeFirst()
+            state.waiting -= 1
+            return first.continuation
         }
         next?.resume(returning: .lead)
         switch outcome {

@@ -50,6 +50,8 @@ public struct ForwardRule: Sendable, Equatable {
     public static let defaultMaximumAge: TimeInterval = 9 * 86_400
     /// Rules at most unless the operator says otherwise: each rule costs every verified postback an outbox row.
     public static let defaultMaximumRules = 20
+    /// The most deliveries a rule may have in flight.
+    public static let maximumConcurrency = 256
     /// A million entries: nine days of a partner down at more than one postback a second, about 100 MB of outbox.
     public static let defaultMaximumEntries = 1_000_000
 
@@ -95,7 +97,9 @@ public struct ForwardRule: Sendable, Equatable {
             throw Problem(field: "ad_network", message: "must be a lowercase ad network id such as example123.skadnetwork")
         }
         if let app = rule.app, app.number <= 0 { throw Problem(field: "app", message: "must be an App Store id, a positive integer") }
-        guard (1...256).contains(rule.concurrency) else { throw Problem(field: "concurrency", message: "must be 1 to 256 deliveries in flight") }
+        guard (1...maximumConcurrency).contains(rule.concurrency) else {
+            throw Problem(field: "concurrency", message: "must be 1 to \(maximumConcurrency) deliveries in flight")
+        }
         guard rule.rate.isFinite, rule.rate >= 0.01, rule.rate <= 10_000 else {
             throw Problem(field: "rate", message: "must be 0.01 to 10000 deliveries a second")
         }

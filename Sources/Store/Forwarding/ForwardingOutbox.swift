@@ -246,7 +246,7 @@ public struct ForwardingOutbox: Sendable {
                 SELECT r.url, r.concurrency, r.rate, r.timeout, r.tokens, r.tokens_at, r.template, r.header_name, s.value AS secret
                 FROM forward_rules r LEFT JOIN forward_secrets s ON s.rule = r.name WHERE r.name = ?\(lock.isEmpty ? "" : lock + " OF r")
                 """, [partner]) else {
-                return .none
+                return .empty
             }
             let (url, concurrency, rate, timeout) = (try rule.get("url", as: String.self), try rule.get("concurrency", as: Int.self),
                                                      try rule.get("rate", as: Double.self), try rule.get("timeout", as: Double.self))
@@ -265,7 +265,7 @@ public struct ForwardingOutbox: Sendable {
                     """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
-            guard !claimed.isEmpty else { return .none }
+            guard !claimed.isEmpty else { return .empty }
             let header: PartnerHeader? = if let name = try rule.get("header_name", as: String?.self), let secret = try rule.get("secret", as: String?.self) {
                 PartnerHeader(stored: name, value: secret)
             } else { nil }
@@ -318,7 +318,7 @@ public struct ForwardingOutbox: Sendable {
         let facts: [Int64: DeliveryFacts]
 
         /// No entries.
-        static let none = Materials(entries: [], template: nil, facts: [:])
+        static let empty = Materials(entries: [], template: nil, facts: [:])
 
         /// The deliveries with their bodies made by the template from the facts and where each postback came from;
         /// a test's are marked, `original`'s too.
@@ -339,7 +339,7 @@ public struct ForwardingOutbox: Sendable {
     /// read, its parse cached per revision): it and the postbacks' facts, cost included when it sends cost, read in the
     /// caller's session. A rule names only templates that exist (removing one that rules name is refused).
     static func materials(_ db: any SQLSession, _ entries: [ClaimedEntry], template name: String) throws -> Materials {
-        guard !entries.isEmpty else { return .none }
+        guard !entries.isEmpty else { return .empty }
         let template = try DeliveryTemplateStore.load(db, name: name) ?? DeliveryTemplate.originalTemplate
         let facts = template.needsFacts ? try DeliveryFactsReader.facts(db, ids: entries.map(\.delivery.postbackID), withCost: template.usesCost) : [:]
         return Materials(entries: entries, template: template, facts: facts)
@@ -354,8 +354,8 @@ public struct ForwardingOutbox: Sendable {
     /// as a test (`"countersign-test": true`) and keyed `test-` plus a fresh id so a partner never takes it for the real
     /// one, within ``testTimeout``. Nothing is queued or counted. Nil when there is no such rule.
     public func testDelivery(rule name: String) async throws -> ForwardDelivery? {
-        let found = try await engine.read { db -> ForwardDelivery?? in
-            guard let rule = try db.row("SELECT url, timeout, template FROM forward_rules WHERE name = ?", [name]) else { return .none }
+        let found = try await engine.read { db -> Materials?? in
+            guard let rule = try db.row("SELECT url, timeout, template FROM forward_rules WHERE name = ?", [name]) else { return nil }
             guard let row = try db.row("""
                 SELECT p.id, p.dedup_key, rc.body, rc.remote_address FROM postbacks p JOIN forward_rules r ON \(Self.matches(row: "p"))
                 JOIN receipts rc ON rc.id = p.receipt_id
@@ -366,10 +366,11 @@ public struct ForwardingOutbox: Sendable {
                 dedupKey: "test-" + UUID().uuidString.lowercased(), body: Array(try row.get("body", as: Data.self)), header: try Self.header(db, rule: name),
                 attempts: 0, deadline: Date(), claimID: "test")
             let entry = ClaimedEntry(delivery: delivery, remoteAddress: try row.get("remote_address"))
-            return .some(try Self.materials(db, [entry], template: try rule.get("template", as: String.self)).deliveries(test: true).first)
+            return .some(try Self.materials(db, [entry], template: try rule.get("template", as: String.self)))
         }
         guard let found else { return nil }
-        guard let delivery = found else { throw Refusal.nothingToTest(name) }
+        // The body is made after the read, as a claim's are.
+        guard let delivery = found?.deliveries(test: true).first else { throw Refusal.nothingToTest(name) }
         return delivery
     }
 
@@ -378,22 +379,49 @@ public struct ForwardingOutbox: Sendable {
     /// finished the entry). ``DeliveryRecorder`` gathers the answers that arrive together into one call.
     public func delivered(_ deliveries: [ForwardDelivery], now: Date = Date()) async throws -> [Bool] {
         guard !deliveries.isEmpty else { return [] }
+        let partners = Set(deliveries.map(\.partner)).sorted()
         return try await engine.write { db in
-            var recorded: [Bool] = []
-            recorded.reserveCapacity(deliveries.count)
-            var counts: [String: Int] = [:]
-            for delivery in deliveries {
-                let done = try db.execute("DELETE FROM forward_outbox WHERE id = ? AND claim_id = ?", [delivery.id, delivery.claimID]) > 0
-                recorded.append(done)
-                if done { counts[delivery.partner, default: 0] += 1 }
+            // On PostgreSQL the rules' rows first, in name order, as a claim locks its rule's row before its entries.
+            if db.dialect == .postgres {
+                _ = try db.rows("SELECT name FROM forward_rules WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE",
+                                [SQLArray(element: .text, values: partners.map { .text($0) })], reuse: .prepared)
             }
-            // In name order, so two receivers' transactions lock the rules' rows in the same order.
-            for (partner, count) in counts.sorted(by: { $0.key < $1.key }) {
+            let (sql, arguments, reuse) = Self.deleteDeliveredSQL(deliveries, db.dialect)
+            // Each entry deleted, with the claim that held it (two attempts at one entry share its id).
+            var deleted: [Int64: String] = [:]
+            for row in try db.rows(sql, arguments, reuse: reuse) { deleted[try row.get("id", as: Int64.self)] = try row.get("claim_id", as: String.self) }
+            var counts: [String: Int] = [:]
+            let recorded = deliveries.map { delivery in
+                let done = deleted[delivery.id] == delivery.claimID
+                if done { counts[delivery.partner, default: 0] += 1 }
+                return done
+            }
+            for partner in partners {
+                guard let count = counts[partner] else { continue }
                 try db.execute("UPDATE forward_rules SET delivered = delivered + ?, last_delivered_at = ? WHERE name = ?",
                                [count, Timestamp.format(now), partner])
             }
             return recorded
         }
+    }
+
+    /// One statement that deletes the entries of `deliveries` still held by their claims and returns their ids and
+    /// claims: on
+    /// PostgreSQL with the ids and claims as two arrays (one prepared text), on SQLite as row values (each count's
+    /// text kept compiled up to a rule's largest concurrency).
+    static func deleteDeliveredSQL(_ deliveries: [ForwardDelivery], _ dialect: SQLDialect)
+        -> (sql: String, arguments: [any SQLValueConvertible], reuse: StatementReuse) {
+        if dialect == .postgres {
+            return ("""
+                DELETE FROM forward_outbox o USING unnest(?::bigint[], ?::text[]) AS d(id, claim_id)
+                WHERE o.id = d.id AND o.claim_id = d.claim_id RETURNING o.id, o.claim_id
+                """, [SQLArray(element: .bigint, values: deliveries.map { .integer($0.id) }),
+                      SQLArray(element: .text, values: deliveries.map { .text($0.claimID) })], .prepared)
+        }
+        let sql = "DELETE FROM forward_outbox WHERE (id, claim_id) IN (VALUES "
+            + Array(repeating: "(?, ?)", count: deliveries.count).joined(separator: ", ") + ") RETURNING id, claim_id"
+        return (sql, deliveries.flatMap { [$0.id, $0.claimID] as [any SQLValueConvertible] },
+                deliveries.count <= ForwardRule.maximumConcurrency ? .cached : .once)
     }
 
     /// Records a failed attempt (`answer`: the status code, `timeout`, `refused` or `network`; `error`: what happened)
