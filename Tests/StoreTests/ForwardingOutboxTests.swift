@@ -119,6 +119,15 @@ import TestSupport
         let entries = try await store.rows("EXPLAIN QUERY PLAN " + ForwardingOutbox.claimedEntriesSQL(count: 2), [1, 2]).map { try $0.get("detail", as: String.self) }
         #expect(entries.contains { $0.contains("SEARCH o USING INTEGER PRIMARY KEY (rowid=?)") }, "\(entries)")
         #expect(!entries.contains { $0.hasPrefix("SCAN") }, "\(entries)")
+        // Deliveries recorded are deleted by id too: their (id, claim) pairs alone made SQLite read the whole outbox.
+        let answered = [1, 2].map { id in
+            ForwardDelivery(id: id, partner: "p", url: "http://127.0.0.1:1/p", timeout: 1, postbackID: id, dedupKey: "k\(id)", body: [], header: nil,
+                            attempts: 0, deadline: Date(), claimID: "c")
+        }
+        let delete = ForwardingOutbox.deleteDeliveredSQL(answered, .sqlite)
+        let deletes = try await store.rows("EXPLAIN QUERY PLAN " + delete.sql, delete.arguments).map { try $0.get("detail", as: String.self) }
+        #expect(deletes.contains { $0.contains("SEARCH forward_outbox USING INTEGER PRIMARY KEY (rowid=?)") }, "\(deletes)")
+        #expect(!deletes.contains { $0.hasPrefix("SCAN forward_outbox") }, "\(deletes)")
     }
 
     @Test(arguments: TestEngine.allCases) func theClaimedBodyIsTheOneReceived(engine: TestEngine) async throws {

@@ -406,9 +406,8 @@ public struct ForwardingOutbox: Sendable {
     }
 
     /// One statement that deletes the entries of `deliveries` still held by their claims and returns their ids and
-    /// claims: on
-    /// PostgreSQL with the ids and claims as two arrays (one prepared text), on SQLite as row values (each count's
-    /// text kept compiled up to a rule's largest concurrency).
+    /// claims: on PostgreSQL with the ids and claims as two arrays (one prepared text), on SQLite as a list of ids and
+    /// one of pairs (each count's text kept compiled up to a rule's largest concurrency).
     static func deleteDeliveredSQL(_ deliveries: [ForwardDelivery], _ dialect: SQLDialect)
         -> (sql: String, arguments: [any SQLValueConvertible], reuse: StatementReuse) {
         if dialect == .postgres {
@@ -418,9 +417,11 @@ public struct ForwardingOutbox: Sendable {
                 """, [SQLArray(element: .bigint, values: deliveries.map { .integer($0.id) }),
                       SQLArray(element: .text, values: deliveries.map { .text($0.claimID) })], .prepared)
         }
-        let sql = "DELETE FROM forward_outbox WHERE (id, claim_id) IN (VALUES "
-            + Array(repeating: "(?, ?)", count: deliveries.count).joined(separator: ", ") + ") RETURNING id, claim_id"
-        return (sql, deliveries.flatMap { [$0.id, $0.claimID] as [any SQLValueConvertible] },
+        // The ids' list finds the rows by their key; the pairs alone (a row value against VALUES) made SQLite read the
+        // whole outbox.
+        let sql = "DELETE FROM forward_outbox WHERE id IN (" + Array(repeating: "?", count: deliveries.count).joined(separator: ", ")
+            + ") AND (id, claim_id) IN (VALUES " + Array(repeating: "(?, ?)", count: deliveries.count).joined(separator: ", ") + ") RETURNING id, claim_id"
+        return (sql, deliveries.map { $0.id as any SQLValueConvertible } + deliveries.flatMap { [$0.id, $0.claimID] as [any SQLValueConvertible] },
                 deliveries.count <= ForwardRule.maximumConcurrency ? .cached : .once)
     }
 
