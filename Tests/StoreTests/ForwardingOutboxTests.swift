@@ -174,11 +174,7 @@ import TestSupport
     /// two transactions, the first alone and the twenty that waited behind it together, each caller told its own
     /// outcome (the lapsed attempt that it recorded nothing).
     @Test(arguments: TestEngine.allCases) func deliveriesAnsweredTogetherShareOneTransaction(engine: TestEngine) async throws {
-        let store = try engine.freshStore()
-        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
-        _ = try store.ledger.persist(try (0..<20).map { intake(try aak("R\($0)")) })
-        let deliveries = try await store.forwarding.claim(partner: "all", limit: 20, now: Date())
-        #expect(deliveries.count == 20)
+        let (store, deliveries) = try await claimed(20, of: "R", engine)
         let lapsed = deliveries[7].lapsed()
         let metrics = TestMetrics()
         let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
@@ -208,11 +204,7 @@ import TestSupport
     /// A transaction that fails answers every caller in it with its error, records none of them (their claims lapse
     /// and they are delivered again), and the next answer leads a transaction of its own.
     @Test(arguments: TestEngine.allCases) func aFailedRecordAnswersEveryCallerInItAndTheNextLeads(engine: TestEngine) async throws {
-        let store = try engine.freshStore()
-        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
-        _ = try store.ledger.persist(try (0..<6).map { intake(try aak("F\($0)")) })
-        let deliveries = try await store.forwarding.claim(partner: "all", limit: 6, now: Date())
-        #expect(deliveries.count == 6)
+        let (store, deliveries) = try await claimed(6, of: "F", engine)
         let refused = deliveries[2].id
         try store.engine.transaction { db in
             if db.dialect == .postgres {
@@ -252,6 +244,16 @@ import TestSupport
         #expect(try await recorder.delivered(try #require(deliveries.last)), "the lane is free again")
         let left = try await store.column("SELECT id FROM forward_outbox ORDER BY id", as: Int64.self)
         #expect(Set(left) == failed, "a failed transaction records none of its deliveries, and the others are recorded")
+    }
+
+    /// A fresh store whose rule `all` has claimed `count` deliveries of as many postbacks (named `prefix` and a number).
+    func claimed(_ count: Int, of prefix: String, _ engine: TestEngine) async throws -> (StoreDatabase, [ForwardDelivery]) {
+        let store = try engine.freshStore()
+        try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all", concurrency: 50))
+        _ = try store.ledger.persist(try (0..<count).map { intake(try aak("\(prefix)\($0)")) })
+        let deliveries = try await store.forwarding.claim(partner: "all", limit: count, now: Date())
+        try #require(deliveries.count == count)
+        return (store, deliveries)
     }
 
     /// Holds the rule `name`'s row in a transaction of its own (on SQLite, the one writer) until the semaphore returned
