@@ -178,24 +178,10 @@ import TestSupport
         let lapsed = deliveries[7].lapsed()
         let metrics = TestMetrics()
         let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
-        let depth = try metrics.expectGauge("countersign_forward_record_queue_depth")
-        let release = try await Self.holdRule("all", store)
-        let recorded = try await withThrowingTaskGroup(of: (Int64, String, Bool).self) { group in
-            for delivery in deliveries + [lapsed] {
-                group.addTask { (delivery.id, delivery.claimID, try await recorder.delivered(delivery)) }
-            }
-            // The first leads and waits for the row; the others wait for it.
-            let queued = await eventually(within: 60) { depth.values.contains(20) }
-            release.signal()
-            #expect(queued)
-            var all: [(Int64, String, Bool)] = []
-            for try await outcome in group { all.append(outcome) }
-            return all
-        }
-        #expect(recorded.count == 21)
-        #expect(recorded.allSatisfy { $0.2 == ($0.1 != lapsed.claimID) }, "every caller is told its own outcome")
+        let outcomes = try await Self.recordBehindAHeldRow(deliveries[0], Array(deliveries.dropFirst()) + [lapsed], store, recorder, metrics)
+        #expect(try outcomes.map { try $0.get() } == Array(repeating: true, count: 20) + [false], "every caller is told its own outcome")
         #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 20])
-        #expect(depth.values.last == 0, "nothing waits once the last transaction took them")
+        #expect(try metrics.expectGauge("countersign_forward_record_queue_depth").values.last == 0, "nothing waits once the last transaction took them")
         let status = try await store.forwarding.status()
         #expect(status.rows.first?[try #require(status.columns.firstIndex(of: "delivered"))] == .number("20"))
         #expect(try await store.scalar("SELECT count(*) FROM forward_outbox", as: Int.self) == 0)
@@ -217,33 +203,44 @@ import TestSupport
         }
         let metrics = TestMetrics()
         let recorder = DeliveryRecorder(outbox: store.forwarding, metrics: metrics)
+        // The first alone, recorded; the four behind it together, the refused entry among them: all four fail.
+        let outcomes = try await Self.recordBehindAHeldRow(deliveries[0], Array(deliveries[1...4]), store, recorder, metrics)
+        #expect(try outcomes[0].get())
+        for outcome in outcomes.dropFirst() {
+            #expect(throws: (any Error).self) { try outcome.get() }
+            if case .failure(let error) = outcome { #expect(String(describing: error).contains("delete refused")) }
+        }
+        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 4])
+        #expect(try await recorder.delivered(deliveries[5]), "the lane is free again")
+        let left = try await store.column("SELECT id FROM forward_outbox ORDER BY id", as: Int64.self)
+        #expect(left == deliveries[1...4].map(\.id), "a failed transaction records none of its deliveries")
+    }
+
+    /// Records `leader` with the rule's row held by another transaction, then `followers` once the leader's transaction
+    /// has taken its batch (itself alone) and waits for the row, and releases the row once every follower waits: the
+    /// leader's transaction records it alone, the next every follower. Each caller's outcome, leader first.
+    static func recordBehindAHeldRow(_ leader: ForwardDelivery, _ followers: [ForwardDelivery], _ store: StoreDatabase,
+                                     _ recorder: DeliveryRecorder, _ metrics: TestMetrics) async throws -> [Result<Bool, any Error>] {
+        let batches = try metrics.expectRecorder("countersign_forward_record_batch_size")
         let depth = try metrics.expectGauge("countersign_forward_record_queue_depth")
-        let release = try await Self.holdRule("all", store)
-        let outcomes = try await withThrowingTaskGroup(of: (id: Int64, failed: Bool).self) { group in
-            for delivery in deliveries.dropLast() {
+        let release = try await holdRule("all", store)
+        return await withTaskGroup(of: (Int, Result<Bool, any Error>).self) { group in
+            for (index, delivery) in ([leader] + followers).enumerated() {
+                if index == 1 {
+                    let leading = await eventually(within: 60) { batches.values.count == 1 }
+                    #expect(leading, "the leader took its batch")
+                }
                 group.addTask {
-                    do { return (delivery.id, !(try await recorder.delivered(delivery))) } catch {
-                        #expect(String(describing: error).contains("delete refused"))
-                        return (delivery.id, true)
-                    }
+                    do { return (index, .success(try await recorder.delivered(delivery))) } catch { return (index, .failure(error)) }
                 }
             }
-            let queued = await eventually(within: 60) { depth.values.contains(4) }
+            let queued = await eventually(within: 60) { depth.values.contains(Double(followers.count)) }
             release.signal()
-            #expect(queued)
-            var all: [(id: Int64, failed: Bool)] = []
-            for try await outcome in group { all.append(outcome) }
-            return all
+            #expect(queued, "every follower waits behind the leader")
+            var outcomes = [Result<Bool, any Error>?](repeating: nil, count: followers.count + 1)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.compactMap { $0 }
         }
-        // The first to arrive led alone; the four that waited went together. The transaction holding the refused entry
-        // failed as a whole: it alone (when it led), or all four.
-        let failed = Set(outcomes.filter(\.failed).map(\.id))
-        #expect(try metrics.expectRecorder("countersign_forward_record_batch_size").values == [1, 4])
-        #expect(failed.contains(refused))
-        #expect(failed.count == 1 || failed.count == 4)
-        #expect(try await recorder.delivered(try #require(deliveries.last)), "the lane is free again")
-        let left = try await store.column("SELECT id FROM forward_outbox ORDER BY id", as: Int64.self)
-        #expect(Set(left) == failed, "a failed transaction records none of its deliveries, and the others are recorded")
     }
 
     /// A fresh store whose rule `all` has claimed `count` deliveries of as many postbacks (named `prefix` and a number).
