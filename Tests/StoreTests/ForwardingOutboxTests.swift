@@ -130,6 +130,24 @@ import TestSupport
         #expect(!deletes.contains { $0.hasPrefix("SCAN forward_outbox") }, "\(deletes)")
     }
 
+    /// On PostgreSQL a claim and the queues' read walk the partner's due index in its order and stop at what they
+    /// take: the index lacked the id the claim orders by, so each claim sorted every pending entry of the partner and
+    /// draining a backlog of N cost N² (SQLite's index holds the rowid; the test above reads its plan).
+    @Test func onPostgreSQLAClaimWalksThePartnersDueIndexInOrder() async throws {
+        let store = try TestEngine.postgres.freshStore()
+        defer { store.close() }
+        let plans = try store.engine.transaction { db -> [String] in
+            // With sorting and whole-table reads priced out, a plan that still sorts has no index that gives the order.
+            try db.execute("SET LOCAL enable_sort = off", [])
+            try db.execute("SET LOCAL enable_seqscan = off", [])
+            let claim = try db.rows("EXPLAIN " + ForwardingOutbox.claimSQL, ["c", 1.0, "p", 1.0, 1.0, 8]).map { try $0.get("QUERY PLAN", as: String.self) }
+            let queues = try db.rows("EXPLAIN " + ForwardingOutbox.queuesSQL, [1.0]).map { try $0.get("QUERY PLAN", as: String.self) }
+            return claim + queues
+        }
+        #expect(!plans.contains { $0.contains("Sort") }, "\(plans)")
+        #expect(plans.filter { $0.contains("using forward_outbox_due on forward_outbox") }.count == 2, "\(plans)")
+    }
+
     @Test(arguments: TestEngine.allCases) func theClaimedBodyIsTheOneReceived(engine: TestEngine) async throws {
         let store = try engine.freshStore()
         try await store.forwarding.set(ForwardRule(name: "all", url: "http://127.0.0.1:1/all"))

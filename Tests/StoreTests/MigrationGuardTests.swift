@@ -72,6 +72,7 @@ import TestSupport
         ("v25-exchange-rates-view", "71229eb499e2435e78b7f1fd50243a6bb036b64cc47787ed32edae52e4be575e"),
         ("v26-alerts", "d088471eca8bb419049ee2fd1fa0bed2d619076d9b7d2f6cc398ef625b8fd1a1"),
         ("v27-forward-outbox-claimed", "dd4001f57bee7d2dab97513eddb8ec8109c5658c3154441e9b231eda4f41d339"),
+        ("v28-forward-outbox-due-order", "181e30e09b8d344456caf10f52ec5ba90d22a557910a8ba87e60002e4ddf9068"),
     ]
 
     /// Each `registerMigration("name") { ... }` block of SQLiteMigrations.swift, as written.

@@ -215,17 +215,34 @@ public struct ForwardingOutbox: Sendable {
     public func queues(now: Date) async throws -> [Queue] {
         let moment = now.timeIntervalSince1970
         return try await engine.read { db in
-            try db.rows("""
-                SELECT r.name, r.concurrency,
-                       (SELECT min(o.next_attempt_at) FROM forward_outbox o
-                        WHERE o.partner = r.name AND o.state = 'pending' AND (o.claimed_until IS NULL OR o.claimed_until < ?)) AS due
-                FROM forward_rules r ORDER BY r.name
-                """, [moment]).map { row in
+            try db.rows(Self.queuesSQL, [moment]).map { row in
                 Queue(partner: try row.get("name"), concurrency: try row.get("concurrency"),
                       nextDue: (try row.get("due", as: Double?.self)).map(Date.init(timeIntervalSince1970:)))
             }
         }
     }
+
+    /// Every rule with when its earliest unclaimed pending entry falls due (argument: now, epoch seconds): the entry
+    /// found by walking the partner's due index from its start (`ORDER BY ... LIMIT 1`, which no planner's estimate
+    /// turns into a count of the whole backlog, as `min()` was on PostgreSQL before its statistics were gathered).
+    static let queuesSQL = """
+        SELECT r.name, r.concurrency,
+               (SELECT o.next_attempt_at FROM forward_outbox o
+                WHERE o.partner = r.name AND o.state = 'pending' AND (o.claimed_until IS NULL OR o.claimed_until < ?)
+                ORDER BY o.next_attempt_at LIMIT 1) AS due
+        FROM forward_rules r ORDER BY r.name
+        """
+
+    /// Takes up to a number of a partner's due, unclaimed entries for a claim, oldest due first (arguments: the claim's
+    /// id, until when it holds, the partner, now twice, how many): read in the order of the partner's due index,
+    /// `(partner, next_attempt_at, id)`, so a claim reads what it takes, whatever the backlog.
+    static let claimSQL = """
+        UPDATE forward_outbox SET claim_id = ?, claimed_until = ?
+        WHERE id IN (SELECT id FROM forward_outbox
+                     WHERE partner = ? AND state = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+                     ORDER BY next_attempt_at, id LIMIT ?)
+        RETURNING id
+        """
 
     /// Claims up to `limit` due entries of `partner`, within the partner's limits across every receiver: no more than its
     /// concurrency in flight (live claims), and no more than its rate allows (a token bucket kept on the rule's row, which
@@ -256,13 +273,7 @@ public struct ForwardingOutbox: Sendable {
             let wanted = min(limit, concurrency - busy, Int(tokens.rounded(.down)))
             var claimed: [Int64] = []
             if wanted > 0 {
-                claimed = try db.rows("""
-                    UPDATE forward_outbox SET claim_id = ?, claimed_until = ?
-                    WHERE id IN (SELECT id FROM forward_outbox
-                                 WHERE partner = ? AND state = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
-                                 ORDER BY next_attempt_at, id LIMIT ?)
-                    RETURNING id
-                    """, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
+                claimed = try db.rows(Self.claimSQL, [claimID, moment + 2 * timeout + 1, partner, moment, moment, wanted]).map { try $0.get("id", as: Int64.self) }
             }
             try db.execute("UPDATE forward_rules SET tokens = ?, tokens_at = ? WHERE name = ?", [tokens - Double(claimed.count), moment, partner])
             guard !claimed.isEmpty else { return .empty }

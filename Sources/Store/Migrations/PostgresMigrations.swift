@@ -922,6 +922,13 @@ enum PostgresMigrations {
         ("v27-forward-outbox-claimed", """
             CREATE INDEX forward_outbox_claimed ON forward_outbox(partner, claimed_until) WHERE state = 'pending';
             """),
+        // A partner's due entries in the order claims take them, the id included: without it PostgreSQL sorted every
+        // pending entry of the partner for each claim, so draining a backlog cost its square (SQLite's index holds the
+        // rowid already; issue 48). Frozen text.
+        ("v28-forward-outbox-due-order", """
+            DROP INDEX forward_outbox_due;
+            CREATE INDEX forward_outbox_due ON forward_outbox(partner, next_attempt_at, id) WHERE state = 'pending';
+            """),
     ]
 
     /// A key for `pg_advisory_xact_lock`, so receivers starting together migrate one at a time.
