@@ -1,3 +1,4 @@
+import Logging
 import Testing
 @testable import Store
 import TestSupport
@@ -12,5 +13,23 @@ import TestSupport
         store.close()
         // Joined: the run returns once the store is closed.
         await running.value
+    }
+
+    /// A command opens its store and reads at once, while the store's run starts PostgreSQL's pool. The read waits for
+    /// the pool, and nothing is logged at the CLI's level: PostgresNIO warned, in about two of three commands, that a
+    /// connection was asked for before its client ran.
+    @Test(arguments: TestEngine.allCases) func aStoreReadAsItStartsWarnsOfNothing(engine: TestEngine) async throws {
+        let recorder = RecordingLogHandler()
+        recorder.logLevel = .warning
+        let database = try engine.freshDatabase()
+        for _ in 0..<20 {
+            let store = try StoreDatabase(settings: StoreSettings(location: try DatabaseLocation(database), durability: .normal),
+                                          logger: Logger(label: "countersign.store") { _ in recorder })
+            let running = Task { await store.run() }
+            try await store.checkReadable()
+            store.close()
+            await running.value
+        }
+        #expect(recorder.lines == [])
     }
 }

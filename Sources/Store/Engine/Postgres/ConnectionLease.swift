@@ -24,7 +24,7 @@ final class ConnectionLease: @unchecked Sendable {
         // High priority: a commit thread waits for this task, and under load the cooperative pool is full of requests.
         let task = Task(priority: .high) { [state, arrived] in
             do {
-                // A lease asked for before `run()` would wait all the same, with a warning from the client.
+                // The client has no connection to give before its `run()`; asked for earlier, the lease would wait all the same.
                 await started.wait()
                 try await client.withConnection { connection in
                     await use.holding {

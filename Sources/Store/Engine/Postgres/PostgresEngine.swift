@@ -26,7 +26,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
     private let use: PoolUse
     private let logger: Logger
     private let stop = StopSignal()
-    /// Fired as ``run()`` starts the client, which warns of a lease asked for before.
+    /// Fired as ``run()`` starts the client: a lease waits for it, since the client has no connection to give before.
     private let started = StopSignal()
     /// The state the engine keeps per pooled connection (prepared statements, the answer awaited), by connection.
     private let states = NIOLockedValueBox<[ObjectIdentifier: PooledConnection]>([:])
@@ -55,7 +55,12 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         client.options.additionalStartupParameters = startup
         direct.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         direct.options.additionalStartupParameters = startup
-        self.client = PostgresClient(configuration: client, backgroundLogger: logger)
+        // The client's background logger says one thing above debug, a warning that a connection was asked for before
+        // its `run()` began. ``run()`` fires `started` just before it calls `run()`, so a lease can get there first and
+        // warn, although it waits for the pool all the same; unless debugging, the client logs only its errors.
+        var background = logger
+        if background.logLevel > .debug { background.logLevel = .error }
+        self.client = PostgresClient(configuration: client, backgroundLogger: background)
         migrationConfiguration = direct
         use = PoolUse(maximumConnections: client.options.maximumConnections)
         leaseTimeout = max(connectTimeout, 1)
