@@ -80,8 +80,10 @@ import TestSupport
     @Test func aServerThatIsDownIsToldFromAFullPool() async throws {
         let cluster = try PostgresCluster()
         defer { cluster.remove() }
+        let log = RecordingLogHandler()
+        log.logLevel = .info
         let store = try TestStore.open(StoreSettings(location: try DatabaseLocation(try TestPostgres.createDatabase(on: cluster.server)), poolSize: 2,
-                                                     connectTimeout: 4))
+                                                     connectTimeout: 4), logger: Logger(label: "countersign.store") { _ in log })
         defer { store.close() }
         #expect(try store.engine.transaction { db in try db.value("SELECT 1", as: Int.self) } == 1)
         try cluster.stop()
@@ -97,6 +99,8 @@ import TestSupport
             _ = try await store.engine.readRows("SELECT 1", [], reuse: .once, into: 0) { count, _ in count += 1 }
         }
         guard case .unreachable? = read else { Issue.record("\(String(describing: read))"); return }
+        // The error says the pool's log tells why (docs/operations.md): PostgresNIO's line, at the default level.
+        #expect(log.lines.contains { $0.hasPrefix("Connection creation failed") && $0.contains("error=") })
         try cluster.start()
         #expect(await eventually(within: 60) { (try? store.engine.transaction { db in try db.value("SELECT 2", as: Int.self) }) == 2 })
     }

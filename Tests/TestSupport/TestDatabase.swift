@@ -33,11 +33,11 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
 /// Stores for tests: opened as `serve` opens them, and run (PostgreSQL's pool) until closed or the test process ends.
 public enum TestStore {
-    /// Opens a store with `settings` and runs it in a task of its own, which ends when the store is closed
+    /// Opens a store with `settings` (logging to `logger`) and runs it in a task of its own, which ends when the store is closed
     /// (`StoreLifecycleTests`). Running a store cannot fail (``StoreDatabase/run()`` does not throw), so the task has no
     /// error to surface.
-    public static func open(_ settings: StoreSettings) throws -> StoreDatabase {
-        let store = try StoreDatabase(settings: settings)
+    public static func open(_ settings: StoreSettings, logger: Logger = Logger(label: "countersign.store")) throws -> StoreDatabase {
+        let store = try StoreDatabase(settings: settings, logger: logger)
         Task { await store.run() }
         return store
     }

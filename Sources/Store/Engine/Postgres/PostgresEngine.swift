@@ -55,11 +55,7 @@ final class PostgresEngine: DatabaseEngine, @unchecked Sendable {
         client.options.additionalStartupParameters = startup
         direct.options.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         direct.options.additionalStartupParameters = startup
-        // The client's background logger says one thing above debug, a warning that a connection was asked for before
-        // its `run()` began. ``run()`` fires `started` just before it calls `run()`, so a lease can get there first and
-        // warn, although it waits for the pool all the same; unless debugging, the client logs only its errors.
-        var background = logger
-        if background.logLevel > .debug { background.logLevel = .error }
+        let background = Logger(label: logger.label) { _ in PoolLogFilter(wrapped: logger.handler) }
         self.client = PostgresClient(configuration: client, backgroundLogger: background)
         migrationConfiguration = direct
         use = PoolUse(maximumConnections: client.options.maximumConnections)
