@@ -21,6 +21,8 @@ struct FixedRateLoad {
         var sent = 0
         var ok = 0
         var other = 0
+        /// Of `other`, the answers 500 and above.
+        var serverErrors = 0
         var failed = 0
         /// The slowest latency of the requests due in each wall-clock second of the run.
         var slowestBySecond = SlowestBySecond(start: 0)
@@ -174,7 +176,9 @@ struct FixedRateLoad {
             switch status {
             case 200?: outcome.ok += 1
             case nil: outcome.failed += 1
-            default: outcome.other += 1
+            default:
+                outcome.other += 1
+                if let status, status >= 500 { outcome.serverErrors += 1 }
             }
             answered += 1
             if answered == requests.count { done.succeed() }
