@@ -26,6 +26,8 @@ struct FixedRateLoad {
         var failed = 0
         /// The slowest latency of the requests due in each wall-clock second of the run.
         var slowestBySecond = SlowestBySecond(start: 0)
+        /// Seconds from the first request due to the last answer.
+        var seconds = 0.0
         /// How busy the machine's cores were from the first request due to the last answer, 0 to 1 (nil where it
         /// cannot be read): a share of the maximum rate is not that share of the CPU.
         var cpuBusy: Double?
@@ -62,11 +64,14 @@ struct FixedRateLoad {
             }
         let channels = try (0..<connections).map { _ in try bootstrap.connect(host: host, port: port).wait() }
         let cpuBefore = MachineCPU.now()
+        let started = DispatchTime.now().uptimeNanoseconds
         try loop.submit { schedule.start() }.wait()
         try schedule.done.futureResult.wait()
+        let ended = DispatchTime.now().uptimeNanoseconds
         let cpuAfter = MachineCPU.now()
         for channel in channels { try? channel.close().wait() }
         var outcome = try loop.submit { schedule.outcome }.wait()
+        outcome.seconds = Double(ended - started) / 1e9
         if let cpuBefore { outcome.cpuBusy = cpuAfter?.busyShare(since: cpuBefore) }
         return outcome
     }

@@ -47,7 +47,7 @@ if arguments[1] == "sink" {
 
 if arguments[1] == "rate" {
     // A fixed-rate load (FixedRateLoad): bodies from FILE (one a line, from FIRST_LINE) to URL/postbacks, PER_SECOND a
-    // second for SECONDS; prints `rate=... sent=... ok=... other=... server_errors=... failed=... p50_ms=... p90_ms=... p99_ms=...
+    // second for SECONDS; prints `rate=... sent=... ok=... other=... server_errors=... failed=... seconds=... p50_ms=... p90_ms=... p99_ms=...
     // p999_ms=... max_ms=... cpu_busy=...%`, latency from each request's intended send time and how busy the machine's
     // cores were while it ran (every process), and on standard error the slowest latency of the requests due in each
     // wall-clock second (`slowest_ms_by_second=HH:MM:SS:...`, the first second's UTC time).
@@ -64,7 +64,7 @@ if arguments[1] == "rate" {
     let bodies = text.split(separator: "\n").dropFirst(first).prefix(Int(rate * seconds)).map { Array($0.utf8) }
     let outcome = try FixedRateLoad(url: arguments[2], bodies: bodies, rate: rate, seconds: seconds, connections: connections).run()
     func milliseconds(_ percentile: Double) -> String { String(format: "%.2f", Double(outcome.latency.valueAtPercentile(percentile)) / 1000) }
-    print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) server_errors=\(outcome.serverErrors) failed=\(outcome.failed) p50_ms=\(milliseconds(50)) "
+    print("rate=\(Int(rate)) sent=\(outcome.sent) ok=\(outcome.ok) other=\(outcome.other) server_errors=\(outcome.serverErrors) failed=\(outcome.failed) seconds=\(String(format: "%.3f", outcome.seconds)) p50_ms=\(milliseconds(50)) "
         + "p90_ms=\(milliseconds(90)) p99_ms=\(milliseconds(99)) p999_ms=\(milliseconds(99.9)) max_ms=\(String(format: "%.2f", Double(outcome.latency.max) / 1000))"
         + (outcome.cpuBusy.map { String(format: " cpu_busy=%.0f%%", $0 * 100) } ?? ""))
     FileHandle.standardError.write(Data("slowest_ms_by_second=\(outcome.slowestBySecond)\n".utf8))
